@@ -1,0 +1,2 @@
+/** `evalrx/agent`: filled by its issue. */
+export {};

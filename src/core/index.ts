@@ -1,0 +1,4 @@
+export * from "./capability.ts";
+export * from "./model.ts";
+export * from "./case.ts";
+export * from "./result.ts";

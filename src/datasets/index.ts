@@ -1,0 +1,2 @@
+/** `evalrx/datasets`: filled by its issue. */
+export {};

@@ -1,0 +1,2 @@
+/** `evalrx/evals`: filled by its issue. */
+export {};

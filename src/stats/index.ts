@@ -1,0 +1,2 @@
+/** `evalrx/stats`: filled by its issue. */
+export {};
