@@ -1,0 +1,610 @@
+import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
+import { CapabilityError, type Capability } from "../core/capability.ts";
+import type {
+  AttentionBias,
+  CaptureOptions,
+  GenerateOptions,
+  LoadOptions,
+  Model,
+  ModelInput,
+  ModelSpec,
+  Reduction,
+  Trace,
+  TraceTensor,
+} from "../core/model.ts";
+import { imageProcessing, pixelValues, toRgb, type ImageProcessing } from "./image.ts";
+import { editAttention, readOnnxGraph, discoverAttention } from "./onnx-graph.ts";
+import * as R from "./reductions.ts";
+import {
+  asFloat32,
+  f32,
+  i64,
+  MissingFileError,
+  readJson,
+  type FileSource,
+  type PlainTensor,
+  type Session,
+  type SessionFactory,
+} from "./session.ts";
+import { inferSpec, textConfig, type TextConfig } from "./specs/infer.ts";
+import { loadTextCodec, type TextCodec } from "./text.ts";
+
+/** Where a loaded model's attention comes from. */
+export type AttentionSource =
+  | { readonly kind: "exported" }
+  | { readonly kind: "tapped"; readonly tensors: readonly string[] }
+  | { readonly kind: "unreadable"; readonly reason: string };
+
+/** What was generated, token by token. */
+export interface Generation {
+  readonly text: string;
+  /** Generated ids (the stop token excluded). */
+  readonly ids: readonly number[];
+  readonly promptLength: number;
+  /** Why generation ended. */
+  readonly stop: "eos" | "max_tokens" | "stop_string" | "context";
+}
+
+/** Generation options, plus an attention bias applied at every step (an `attention_write` intervention). */
+export interface OrtGenerateOptions extends GenerateOptions {
+  readonly attentionBias?: AttentionBias;
+}
+
+const ATTENTION_REDUCTIONS: readonly Reduction[] = [
+  "imageAttentionShare",
+  "attentionEntropy",
+  "sinkMass",
+  "imageAttentionMap",
+  "rollout",
+  "fullAttention",
+];
+const LOGIT_LENS_K = 5;
+
+/** Thrown when a call was cancelled through its AbortSignal. */
+export class CancelledError extends Error {
+  override readonly name = "CancelledError";
+  constructor(what: string) {
+    super(`${what} was cancelled`);
+  }
+}
+
+function checkSignal(signal: AbortSignal | undefined, what: string): void {
+  if (signal?.aborted) throw new CancelledError(what);
+}
+
+async function createSession(factory: SessionFactory, bytes: Uint8Array, name: string): Promise<Session> {
+  try {
+    return await factory(bytes, { name });
+  } catch (error) {
+    throw new Error(
+      `${name} could not be loaded as an ONNX model (corrupt or truncated?): ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
+
+async function readFile(files: FileSource, path: string, where: string): Promise<Uint8Array> {
+  try {
+    return await files(path);
+  } catch (error) {
+    if (error instanceof MissingFileError)
+      throw new Error(`${where} lacks ${path}: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
+/** How to find and open a model folder. */
+export interface OrtLoadOptions extends LoadOptions {
+  /** A spec to use instead of inferring one from config.json (registered bundled models). */
+  readonly spec?: ModelSpec;
+  /** Registry key or folder name for an inferred spec. */
+  readonly key?: string;
+  /** Where the files come from, for messages and the spec's `source`. */
+  readonly source?: string;
+}
+
+/**
+ * Loads a model folder in transformers.js's ONNX layout (a decoder-only LM, or
+ * the llava multi-session layout) through the injected file source and
+ * session factory. The decoder gets its attention softmaxes tapped when it
+ * does not export them; a fused export loads without attention.
+ *
+ * @example
+ * const model = await loadOrtModel(nodeFiles("models/tiny-vlm"), nodeSessions, { key: "tiny-vlm" });
+ * await model.generate({ prompt: "<image> is there a red circle ?", image: png }) // → "yes"
+ */
+export async function loadOrtModel(
+  files: FileSource,
+  sessions: SessionFactory,
+  options: OrtLoadOptions = {},
+): Promise<OrtModel> {
+  const where = options.source ?? options.key ?? "the model folder";
+  const progress = (stage: string, done: number, total: number) => options.onProgress?.({ stage, done, total });
+  let config: Record<string, unknown>;
+  try {
+    config = await readJson(files, "config.json");
+  } catch (error) {
+    if (error instanceof MissingFileError)
+      throw new Error(
+        `${where} has no config.json: not a model folder (expected config.json, tokenizer.json and onnx/*.onnx)`,
+        { cause: error },
+      );
+    throw error;
+  }
+  const text = textConfig(config);
+  const imageModel = typeof config.image_token_index === "number" || typeof config.image_token_id === "number";
+  const [preprocessor, processor] = imageModel
+    ? await Promise.all([
+        readJson(files, "preprocessor_config.json"),
+        readJson(files, "processor_config.json").catch(() => ({})),
+      ])
+    : [undefined, undefined];
+  const spec =
+    options.spec ?? inferSpec(options.key ?? where, options.source ?? where, config, preprocessor, processor);
+  let genConfig: Record<string, unknown> = {};
+  try {
+    genConfig = await readJson(files, "generation_config.json");
+  } catch (error) {
+    if (!(error instanceof MissingFileError)) throw error;
+  }
+  const genEos = genConfig.eos_token_id;
+  const eos = [...text.eosIds, ...(Array.isArray(genEos) ? genEos : typeof genEos === "number" ? [genEos] : [])];
+  const codec = await loadTextCodec(files, eos);
+  checkSignal(options.signal, "loading");
+
+  const decoderPath = imageModel ? "onnx/decoder_model_merged.onnx" : "onnx/model.onnx";
+  const paths = imageModel ? ["onnx/vision_encoder.onnx", "onnx/embed_tokens.onnx", decoderPath] : [decoderPath];
+  const total = paths.length + 1;
+  let done = 0;
+  const open = async (path: string, bytes?: Uint8Array) => {
+    progress(`loading ${path}`, done, total);
+    const session = await createSession(sessions, bytes ?? (await readFile(files, path, where)), path);
+    checkSignal(options.signal, "loading");
+    progress(`loaded ${path}`, ++done, total);
+    return session;
+  };
+  const decoderBytes = await readFile(files, decoderPath, where);
+  const graph = readOnnxGraph(decoderBytes);
+  let attention: AttentionSource;
+  let decoderSessionBytes = decoderBytes;
+  if (graph.outputs.includes("attentions.0")) attention = { kind: "exported" };
+  else {
+    const discovery = discoverAttention(graph);
+    if (discovery.unreadable) attention = { kind: "unreadable", reason: discovery.unreadable };
+    else {
+      const tapped = editAttention(decoderBytes, { tap: true });
+      decoderSessionBytes = tapped.bytes;
+      attention = { kind: "tapped", tensors: discovery.softmaxes.map((s) => s.probs) };
+    }
+  }
+  const vision = imageModel ? await open("onnx/vision_encoder.onnx") : undefined;
+  const embed = imageModel ? await open("onnx/embed_tokens.onnx") : undefined;
+  const decoder = await open(decoderPath, decoderSessionBytes);
+  let lmHead: Session | undefined;
+  if (graph.outputs.includes("hidden_states.0")) {
+    try {
+      lmHead = await open("onnx/lm_head.onnx", await files("onnx/lm_head.onnx"));
+    } catch (error) {
+      if (!(error instanceof MissingFileError)) throw error;
+    }
+  }
+  progress("ready", total, total);
+  return new OrtModel({
+    spec,
+    text,
+    codec,
+    files,
+    sessions,
+    decoderPath,
+    vision,
+    embed,
+    decoder,
+    lmHead,
+    attention,
+    image: imageModel ? imageProcessing(preprocessor!) : undefined,
+    imageTokenId: spec.image?.tokenId,
+  });
+}
+
+interface Parts {
+  spec: ModelSpec;
+  text: TextConfig;
+  codec: TextCodec;
+  files: FileSource;
+  sessions: SessionFactory;
+  decoderPath: string;
+  vision: Session | undefined;
+  embed: Session | undefined;
+  decoder: Session;
+  lmHead: Session | undefined;
+  attention: AttentionSource;
+  image: ImageProcessing | undefined;
+  imageTokenId: number | undefined;
+}
+
+interface Encoded {
+  ids: number[];
+  imagePositions: number[];
+  /** Image features [N, D] when the input had an image. */
+  features?: Float32Array;
+}
+
+/** A model run white-box on ONNX Runtime: generation with a KV cache, and forwards that return reductions. */
+export class OrtModel implements Model {
+  readonly spec: ModelSpec;
+  readonly capabilities: ReadonlySet<Capability>;
+  readonly attention: AttentionSource;
+  readonly codec: TextCodec;
+  private readonly p: Parts;
+  private readonly pastNames: string[];
+  private readonly attentionNames: string[];
+  private readonly hiddenNames: string[];
+  private biased?: Promise<{ session: Session; inputs: readonly string[] }>;
+  private disposed = false;
+
+  constructor(parts: Parts) {
+    this.p = parts;
+    this.spec = parts.spec;
+    this.attention = parts.attention;
+    this.codec = parts.codec;
+    this.pastNames = parts.decoder.inputNames.filter((n) => /^past_key_values\.\d+\.(key|value)$/.test(n));
+    this.attentionNames = parts.decoder.outputNames.filter((n) => /^attentions\.\d+$/.test(n)).sort(byIndex);
+    this.hiddenNames = parts.decoder.outputNames.filter((n) => /^hidden_states\.\d+$/.test(n)).sort(byIndex);
+    const caps = new Set<Capability>(["generate", "logits"]);
+    if (parts.vision) caps.add("image");
+    if (parts.attention.kind !== "unreadable") caps.add("attention").add("attention_write");
+    if (parts.lmHead && this.hiddenNames.length) caps.add("hidden_states");
+    this.capabilities = caps;
+  }
+
+  /** Tokenizes a prompt (BOS added as the tokenizer says), expands the image token, embeds the image. */
+  async encode(input: ModelInput): Promise<Encoded> {
+    if (typeof input?.prompt !== "string") throw new Error("model input: expected { prompt: string, image? }");
+    const ids = this.p.codec.encode(input.prompt, true);
+    const imageToken = this.p.imageTokenId;
+    const at = imageToken === undefined ? -1 : ids.indexOf(imageToken);
+    if (input.image !== undefined) {
+      if (!this.p.vision || !this.p.image || !this.spec.image)
+        throw new Error(`${this.spec.key} takes text only: drop the image, or use an image model`);
+      if (at < 0)
+        throw new Error(
+          `the prompt has no ${this.p.codec.token(imageToken!)} token: put it where the image goes, e.g. "${this.p.codec.token(imageToken!)} ${input.prompt}"`,
+        );
+    } else if (at >= 0) {
+      throw new Error(`the prompt has an image token but no image was given`);
+    }
+    let imagePositions: number[] = [];
+    let features: Float32Array | undefined;
+    if (input.image !== undefined) {
+      const [rows, cols] = this.spec.image!.grid;
+      const count = rows * cols;
+      ids.splice(at, 1, ...new Array<number>(count).fill(imageToken!));
+      imagePositions = Array.from({ length: count }, (_, i) => at + i);
+      const pixels = pixelValues(toRgb(input.image), this.p.image!);
+      const out = await this.p.vision!.run(
+        { pixel_values: f32(pixels, [1, 3, this.p.image!.height, this.p.image!.width]) },
+        ["image_features"],
+      );
+      const feats = out.image_features!;
+      if (feats.dims[1] !== count)
+        throw new Error(
+          `the vision encoder gave ${feats.dims[1]} image features but the grid has ${count} image tokens`,
+        );
+      features = asFloat32(feats);
+    }
+    if (ids.length > this.spec.contextLength)
+      throw new Error(
+        `the prompt is ${ids.length} tokens${imagePositions.length ? ` (${imagePositions.length} of them image tokens)` : ""}, over ${this.spec.key}'s context length of ${this.spec.contextLength}: shorten it`,
+      );
+    return { ids, imagePositions, ...(features ? { features } : {}) };
+  }
+
+  /** The decoder's first input for `ids`: token embeddings (image rows replaced) or the ids themselves. */
+  private async decoderInput(
+    ids: readonly number[],
+    encoded?: Encoded,
+    offset = 0,
+  ): Promise<Record<string, PlainTensor>> {
+    const idsTensor = i64(ids, [1, ids.length]);
+    if (!this.p.embed) return { input_ids: idsTensor };
+    const out = await this.p.embed.run({ input_ids: idsTensor }, ["inputs_embeds"]);
+    const embeds = asFloat32(out.inputs_embeds!);
+    const D = this.spec.hiddenSize;
+    if (encoded?.features) {
+      encoded.imagePositions.forEach((pos, i) => {
+        const local = pos - offset;
+        if (local >= 0 && local < ids.length) embeds.set(encoded.features!.subarray(i * D, (i + 1) * D), local * D);
+      });
+    }
+    return { inputs_embeds: f32(embeds, [1, ids.length, D]) };
+  }
+
+  private emptyPast(): Record<string, PlainTensor> {
+    const past: Record<string, PlainTensor> = {};
+    for (const name of this.pastNames)
+      past[name] = f32(new Float32Array(0), [1, this.p.text.kvHeads, 0, this.p.text.headDim]);
+    return past;
+  }
+
+  /** The bias inputs for one decoder call: [1, heads, 1, total] per layer, zero except where `bias` says. */
+  private biasFeeds(
+    names: readonly string[],
+    bias: AttentionBias | undefined,
+    total: number,
+    imagePositions: readonly number[],
+  ): Record<string, PlainTensor> {
+    const H = this.spec.heads;
+    const feeds: Record<string, PlainTensor> = {};
+    const positions = bias ? (bias.positions === "image" ? imagePositions : bias.positions) : [];
+    if (bias && bias.positions === "image" && imagePositions.length === 0)
+      throw new Error("attentionBias on 'image' positions, but this input has no image tokens");
+    names.forEach((name, layer) => {
+      const data = new Float32Array(H * total);
+      if (bias && (!bias.layers || bias.layers.includes(layer))) {
+        for (let h = 0; h < H; h++) {
+          if (bias.heads && !bias.heads.includes(h)) continue;
+          for (const p of positions) {
+            if (!Number.isInteger(p) || p < 0 || p >= total)
+              throw new Error(`attentionBias: position ${p} is outside 0…${total - 1}`);
+            data[h * total + p] = bias.value;
+          }
+        }
+      }
+      feeds[name] = f32(data, [1, H, 1, total]);
+    });
+    return feeds;
+  }
+
+  /** The attention-bias-edited decoder, made on first use (a separate session; the shipped one is untouched). */
+  private biasedDecoder(): Promise<{ session: Session; inputs: readonly string[] }> {
+    if (this.p.attention.kind === "unreadable")
+      return Promise.reject(
+        new CapabilityError(
+          ["attention_write"],
+          [...this.capabilities],
+          `${this.spec.key} (${this.p.attention.reason})`,
+        ),
+      );
+    this.biased ??= (async () => {
+      const bytes = await this.p.files(this.p.decoderPath);
+      const edited = editAttention(bytes, { bias: true, tap: this.p.attention.kind === "tapped" });
+      const session = await createSession(this.p.sessions, edited.bytes, `${this.p.decoderPath} (attention-bias edit)`);
+      return { session, inputs: edited.biasInputs };
+    })();
+    return this.biased;
+  }
+
+  private async decoderFor(bias: AttentionBias | undefined) {
+    if (!bias) return { session: this.p.decoder, inputs: [] as readonly string[] };
+    return this.biasedDecoder();
+  }
+
+  /**
+   * Generates a continuation: greedy by default, sampled with `temperature` >
+   * 0 (seeded, reproducible), with a KV cache; stops at EOS, a stop string,
+   * `maxNewTokens` (default 32) or the context length.
+   */
+  async generateTokens(input: ModelInput, options: OrtGenerateOptions = {}): Promise<Generation> {
+    this.checkAlive();
+    const maxNew = options.maxNewTokens ?? 32;
+    const temperature = options.temperature ?? 0;
+    if (!(maxNew >= 0) || !Number.isInteger(maxNew))
+      throw new Error(`generate: maxNewTokens must be a whole number ≥ 0, got ${maxNew}`);
+    if (!(temperature >= 0)) throw new Error(`generate: temperature must be ≥ 0, got ${temperature}`);
+    const rng = xoroshiro128plus(options.seed ?? 0);
+    const encoded = await this.encode(input);
+    const { session, inputs: biasNames } = await this.decoderFor(options.attentionBias);
+    const presentNames = this.pastNames.map((n) => n.replace("past_key_values", "present"));
+    const fetches = ["logits", ...presentNames];
+    let past = this.emptyPast();
+    let step = encoded.ids;
+    let offset = 0;
+    const generated: number[] = [];
+    let stop: Generation["stop"] = "max_tokens";
+    const V = this.spec.vocabSize;
+    while (generated.length < maxNew) {
+      checkSignal(options.signal, "generation");
+      const total = offset + step.length;
+      const feeds: Record<string, PlainTensor> = {
+        ...(await this.decoderInput(step, encoded, offset)),
+        attention_mask: i64(new Array<number>(total).fill(1), [1, total]),
+        position_ids: i64(
+          Array.from({ length: step.length }, (_, i) => offset + i),
+          [1, step.length],
+        ),
+        ...past,
+        ...this.biasFeeds(biasNames, options.attentionBias, total, encoded.imagePositions),
+      };
+      const out = await session.run(feeds, fetches);
+      const logits = asFloat32(out.logits!);
+      const vocab = out.logits!.dims[2] ?? V;
+      const last = logits.subarray((step.length - 1) * vocab, step.length * vocab);
+      let next: number;
+      if (temperature === 0) next = R.topK(last, 1)[0]!;
+      else next = sample(last, temperature, options.topK, rng);
+      if (this.p.codec.stopIds.has(next)) {
+        stop = "eos";
+        break;
+      }
+      generated.push(next);
+      if (options.stop?.length) {
+        const text = this.p.codec.decode(generated);
+        if (options.stop.some((s) => text.includes(s))) {
+          stop = "stop_string";
+          break;
+        }
+      }
+      if (total + 1 > this.spec.contextLength) {
+        stop = "context";
+        break;
+      }
+      past = {};
+      this.pastNames.forEach((name, i) => (past[name] = out[presentNames[i]!]!));
+      offset = total;
+      step = [next];
+    }
+    let text = this.p.codec.decode(generated);
+    if (stop === "stop_string") {
+      const cut = Math.min(...options.stop!.map((s) => text.indexOf(s)).filter((i) => i >= 0));
+      text = text.slice(0, cut);
+    }
+    return { text: text.trim(), ids: generated, promptLength: encoded.ids.length, stop };
+  }
+
+  async generate(input: ModelInput, options?: OrtGenerateOptions): Promise<string> {
+    return (await this.generateTokens(input, options)).text;
+  }
+
+  /**
+   * One teacher-forced forward over prompt (+ `answer`), returning the
+   * tokens and only the asked reductions. Query positions for attention
+   * reductions are the positions that predict the answer tokens (the last
+   * prompt token when there is no answer).
+   */
+  async forward(input: ModelInput, capture: CaptureOptions = {}): Promise<Trace> {
+    this.checkAlive();
+    const reductions = capture.reductions ?? [];
+    const wantsAttention = reductions.some((r) => ATTENTION_REDUCTIONS.includes(r));
+    if ((wantsAttention || capture.attentionBias) && this.p.attention.kind === "unreadable") {
+      const missing: Capability[] = capture.attentionBias ? ["attention_write"] : ["attention"];
+      throw new CapabilityError(missing, [...this.capabilities], `${this.spec.key} (${this.p.attention.reason})`);
+    }
+    if (reductions.includes("logitLens") && !this.capabilities.has("hidden_states"))
+      throw new CapabilityError(
+        ["hidden_states"],
+        [...this.capabilities],
+        `${this.spec.key} (no hidden_states outputs or lm_head.onnx for the logit lens)`,
+      );
+    const encoded = await this.encode(input);
+    const promptLength = encoded.ids.length;
+    const answerIds = capture.answer ? this.p.codec.encode(capture.answer, false) : [];
+    const ids = [...encoded.ids, ...answerIds];
+    const T = ids.length;
+    if (T > this.spec.contextLength)
+      throw new Error(
+        `prompt + answer is ${T} tokens, over ${this.spec.key}'s context length of ${this.spec.contextLength}: shorten them`,
+      );
+    checkSignal(capture.signal, "forward");
+    const { session, inputs: biasNames } = await this.decoderFor(capture.attentionBias);
+    const fetches = [
+      "logits",
+      ...(wantsAttention ? this.attentionNames : []),
+      ...(reductions.includes("logitLens") ? this.hiddenNames : []),
+    ];
+    const out = await session.run(
+      {
+        ...(await this.decoderInput(ids, encoded)),
+        attention_mask: i64(new Array<number>(T).fill(1), [1, T]),
+        position_ids: i64(
+          Array.from({ length: T }, (_, i) => i),
+          [1, T],
+        ),
+        ...this.emptyPast(),
+        ...this.biasFeeds(biasNames, capture.attentionBias, T, encoded.imagePositions),
+      },
+      fetches,
+    );
+    checkSignal(capture.signal, "forward");
+    const answerPositions = Int32Array.from(answerIds, (_, i) => promptLength + i);
+    const queries = answerIds.length ? Array.from(answerIds, (_, i) => promptLength - 1 + i) : [promptLength - 1];
+    const result: Partial<Record<Reduction, TraceTensor>> = {};
+    const logits = asFloat32(out.logits!);
+    const vocab = out.logits!.dims[2]!;
+    if (wantsAttention) {
+      const att: R.AttentionStack = {
+        layers: this.attentionNames.map((n) => asFloat32(out[n]!)),
+        heads: this.spec.heads,
+        length: T,
+      };
+      const grid = this.spec.image?.grid;
+      const needsImage = (r: Reduction) => {
+        if (!grid || encoded.imagePositions.length === 0)
+          throw new Error(`reduction '${r}' needs an image input on an image model`);
+        return grid;
+      };
+      const lastPrompt = promptLength - 1;
+      for (const r of reductions) {
+        if (r === "imageAttentionShare") {
+          needsImage(r);
+          result[r] = R.imageAttentionShare(att, queries, encoded.imagePositions);
+        } else if (r === "attentionEntropy") result[r] = R.attentionEntropy(att, queries);
+        else if (r === "sinkMass") result[r] = R.sinkMass(att, queries);
+        else if (r === "imageAttentionMap")
+          result[r] = R.imageAttentionMap(att, lastPrompt, encoded.imagePositions, needsImage(r));
+        else if (r === "rollout") result[r] = R.rollout(att, lastPrompt, encoded.imagePositions, needsImage(r));
+        else if (r === "fullAttention") result[r] = R.fullAttention(att);
+      }
+    }
+    if (reductions.includes("tokenEntropy")) result.tokenEntropy = R.tokenEntropy(logits, vocab);
+    if (reductions.includes("tokenLogprob")) result.tokenLogprob = R.tokenLogprob(logits, vocab, ids);
+    if (reductions.includes("logitLens")) {
+      const D = this.spec.hiddenSize;
+      const states = this.hiddenNames.length;
+      const at = queries[0]!;
+      const stacked = new Float32Array(states * D);
+      this.hiddenNames.forEach((n, s) => stacked.set(asFloat32(out[n]!).subarray(at * D, (at + 1) * D), s * D));
+      const lens = await this.p.lmHead!.run({ hidden_states: f32(stacked, [1, states, D]) });
+      const lensLogits = Object.values(lens)[0]!;
+      result.logitLens = R.logitLens(asFloat32(lensLogits), lensLogits.dims[2]!, LOGIT_LENS_K);
+    }
+    let logitsOut: Trace["logits"];
+    if (capture.logitsAt?.length) {
+      const positions = Int32Array.from(capture.logitsAt, (p) => {
+        const q = p < 0 ? T + p : p;
+        if (!Number.isInteger(q) || q < 0 || q >= T)
+          throw new Error(`logitsAt: position ${p} is outside a ${T}-token sequence`);
+        return q;
+      });
+      const values = new Float32Array(positions.length * vocab);
+      positions.forEach((q, i) => values.set(logits.subarray(q * vocab, (q + 1) * vocab), i * vocab));
+      logitsOut = { positions, values, vocab };
+    }
+    return {
+      tokens: ids.map((id) => this.p.codec.token(id)),
+      tokenIds: Int32Array.from(ids),
+      imagePositions: Int32Array.from(encoded.imagePositions),
+      answerPositions,
+      ...(logitsOut ? { logits: logitsOut } : {}),
+      reductions: result,
+    };
+  }
+
+  private checkAlive(): void {
+    if (this.disposed) throw new Error(`${this.spec.key} was disposed: load it again`);
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    const sessions = [this.p.vision, this.p.embed, this.p.decoder, this.p.lmHead];
+    const biased = this.biased ? await this.biased.catch(() => undefined) : undefined;
+    if (biased) sessions.push(biased.session);
+    await Promise.all(sessions.map((s) => s?.release()));
+  }
+}
+
+function byIndex(a: string, b: string): number {
+  return Number(a.split(".").pop()) - Number(b.split(".").pop());
+}
+
+type Rng = ReturnType<typeof xoroshiro128plus>;
+
+/** Samples an id from softmax(logits / temperature), optionally among the top k. */
+function sample(logits: Float32Array, temperature: number, topK: number | undefined, rng: Rng): number {
+  const candidates = topK && topK > 0 ? R.topK(logits, topK) : Array.from(logits.keys());
+  let max = -Infinity;
+  for (const id of candidates) max = Math.max(max, logits[id]! / temperature);
+  const weights = candidates.map((id) => Math.exp(logits[id]! / temperature - max));
+  const total = weights.reduce((a, b) => a + b, 0);
+  const hi = rng.next();
+  const lo = rng.next();
+  // 53-bit uniform in [0, 1) from two 32-bit outputs, so Node and browser draw the same.
+  const u = (((hi >>> 0) >>> 5) * 67108864 + ((lo >>> 0) >>> 6)) / 9007199254740992;
+  let acc = 0;
+  const target = u * total;
+  for (let i = 0; i < candidates.length; i++) {
+    acc += weights[i]!;
+    if (target < acc) return candidates[i]!;
+  }
+  return candidates[candidates.length - 1]!;
+}
