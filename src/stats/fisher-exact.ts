@@ -1,0 +1,63 @@
+import { count } from "./validate.ts";
+
+/** Relative tolerance for "as probable as the observed table" (R's and recent SciPy's 1 + 1e-7). */
+const REL_TOL = 1e-7;
+
+/**
+ * Is a binary signal associated with failure? Fisher's exact test on the 2×2 table
+ * [[a, b], [c, d]], two-sided: the probability, under independence with the margins
+ * fixed, of every table no more probable than the observed one (within a relative
+ * tolerance of 1e-7). `oddsRatio` is the sample odds ratio ad/(bc): Infinity when bc = 0
+ * < ad, and null when a row or column is empty (the p-value is then 1).
+ *
+ * Probabilities are built by the ratio recurrence of the hypergeometric pmf outward
+ * from the mode, so huge counts neither overflow nor lose relative accuracy.
+ *
+ * @example fisherExact([[8, 2], [1, 5]]) // { p: 0.03497, oddsRatio: 20 }
+ */
+export function fisherExact(table: readonly (readonly number[])[]): { p: number; oddsRatio: number | null } {
+  const fn = "fisherExact";
+  if (
+    !Array.isArray(table) ||
+    table.length !== 2 ||
+    !Array.isArray(table[0]) ||
+    !Array.isArray(table[1]) ||
+    table[0].length !== 2 ||
+    table[1].length !== 2
+  ) {
+    throw new TypeError(`${fn}(): table must be a 2×2 array [[a, b], [c, d]]`);
+  }
+  const a = count(fn, "table[0][0]", table[0][0]);
+  const b = count(fn, "table[0][1]", table[0][1]);
+  const c = count(fn, "table[1][0]", table[1][0]);
+  const d = count(fn, "table[1][1]", table[1][1]);
+  if (a + b === 0 || c + d === 0 || a + c === 0 || b + d === 0) return { p: 1, oddsRatio: null };
+  const oddsRatio = b > 0 && c > 0 ? (a * d) / (b * c) : Infinity;
+
+  // a ~ Hypergeometric: row 1 total r1, column 1 total c1, grand total N.
+  const r1 = a + b;
+  const c1 = a + c;
+  const N = a + b + c + d;
+  const lo = Math.max(0, c1 - (N - r1));
+  const hi = Math.min(r1, c1);
+  const mode = Math.floor(((c1 + 1) * (r1 + 1)) / (N + 2));
+  // w[x − lo] = pmf(x) / pmf(mode); pmf(x+1)/pmf(x) = (r1 − x)(c1 − x) / ((x + 1)(N − r1 − c1 + x + 1)).
+  const w = new Float64Array(hi - lo + 1);
+  w[mode - lo] = 1;
+  for (let x = mode; x < hi; x++) {
+    w[x + 1 - lo] = (w[x - lo]! * ((r1 - x) * (c1 - x))) / ((x + 1) * (N - r1 - c1 + x + 1));
+  }
+  for (let x = mode; x > lo; x--) {
+    // pmf(x−1)/pmf(x) = x (N − r1 − c1 + x) / ((r1 − x + 1)(c1 − x + 1))
+    w[x - 1 - lo] = (w[x - lo]! * (x * (N - r1 - c1 + x))) / ((r1 - x + 1) * (c1 - x + 1));
+  }
+  const observed = w[a - lo]! * (1 + REL_TOL);
+  let total = 0;
+  let tail = 0;
+  // Summing smallest-first on each side keeps the sums accurate.
+  for (let i = 0; i < w.length; i++) {
+    total += w[i]!;
+    if (w[i]! <= observed) tail += w[i]!;
+  }
+  return { p: Math.min(1, tail / total), oddsRatio };
+}

@@ -1,0 +1,109 @@
+import { drawIndex, rejectBelow, seededRng, type RandomGenerator } from "./rng.ts";
+import { clusterIndex, count, numbers, openUnit, options } from "./validate.ts";
+
+export interface BootstrapOptions {
+  /** Number of bootstrap replicates (default 2000). */
+  replicates?: number;
+  /** Seed of the xoroshiro128+ generator (default 0): same seed, same answer, anywhere. */
+  seed?: number;
+  /** Confidence level of the percentile interval (default 0.95). */
+  confidence?: number;
+}
+
+export interface BootstrapResult {
+  /** Lower end of the percentile interval for the mean difference. */
+  lo: number;
+  /** Upper end of the percentile interval for the mean difference. */
+  hi: number;
+  /** Two-sided bootstrap p-value for "the mean difference is 0". */
+  p: number;
+}
+
+// One replicate per call: small hot functions get optimised by the JIT as a whole.
+function resampledMean(rng: RandomGenerator, d: Float64Array, n: number, threshold: number): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) s += d[drawIndex(rng, n, threshold)]!;
+  return s / n;
+}
+
+function resampledClusterMean(
+  rng: RandomGenerator,
+  sums: Float64Array,
+  sizes: Int32Array,
+  groups: number,
+  threshold: number,
+): number {
+  let s = 0;
+  let m = 0;
+  for (let g = 0; g < groups; g++) {
+    const j = drawIndex(rng, groups, threshold);
+    s += sums[j]!;
+    m += sizes[j]!;
+  }
+  return s / m;
+}
+
+/** numpy's default ("linear") quantile of sorted values. */
+function quantileSorted(sorted: Float64Array, q: number): number {
+  const h = (sorted.length - 1) * q;
+  const i = Math.floor(h);
+  const lo = sorted[i]!;
+  if (i + 1 >= sorted.length) return lo;
+  return lo + (h - i) * (sorted[i + 1]! - lo);
+}
+
+/**
+ * How uncertain is the mean of per-case differences (B − A), with no assumption about
+ * their distribution? Resamples cases (or, with `clusters`, whole clusters, keeping
+ * correlated cases together) with replacement `replicates` times and reports the
+ * percentile interval of the resampled mean, and a two-sided p-value read off the same
+ * replicates: p = min(1, 2·min(#{≤ 0} + 1, #{≥ 0} + 1) / (R + 1)).
+ * Quantiles use numpy's default linear interpolation. Deterministic for a given seed.
+ *
+ * A replicate costs O(n) unclustered and O(#clusters) clustered (cluster sums are
+ * precomputed; the resampled mean is Σ cluster sums / Σ cluster sizes).
+ *
+ * @example pairedBootstrap([0.1, 0.3, -0.1, 0.2, 0.4], undefined, { seed: 1 })
+ *          // { lo ≈ 0.0, hi ≈ 0.32, p ≈ 0.06 } — the mean 0.18 is not clearly above 0
+ */
+export function pairedBootstrap(
+  diffs: ArrayLike<number>,
+  clusters?: ArrayLike<string | number>,
+  opts?: BootstrapOptions,
+): BootstrapResult {
+  const fn = "pairedBootstrap";
+  const d = numbers(fn, "diffs", diffs, 1);
+  const o = options<BootstrapOptions>(fn, opts);
+  const R = count(fn, "replicates", o.replicates ?? 2000);
+  if (R < 1) throw new RangeError(`${fn}(): replicates must be at least 1, got ${R}`);
+  const confidence = openUnit(fn, "confidence", o.confidence ?? 0.95);
+  const rng = seededRng(fn, o.seed ?? 0);
+  const n = d.length;
+  const means = new Float64Array(R);
+
+  if (clusters === undefined) {
+    const threshold = rejectBelow(n);
+    for (let r = 0; r < R; r++) means[r] = resampledMean(rng, d, n, threshold);
+  } else {
+    const { index, sizes, groups } = clusterIndex(fn, clusters, n);
+    const sums = new Float64Array(groups);
+    for (let i = 0; i < n; i++) sums[index[i]!]! += d[i]!;
+    const threshold = rejectBelow(groups);
+    for (let r = 0; r < R; r++) means[r] = resampledClusterMean(rng, sums, sizes, groups, threshold);
+  }
+
+  let atMostZero = 0;
+  let atLeastZero = 0;
+  for (let r = 0; r < R; r++) {
+    const v = means[r]!;
+    if (v <= 0) atMostZero++;
+    if (v >= 0) atLeastZero++;
+  }
+  means.sort();
+  const tail = (1 - confidence) / 2;
+  return {
+    lo: quantileSorted(means, tail),
+    hi: quantileSorted(means, 1 - tail),
+    p: Math.min(1, (2 * Math.min(atMostZero + 1, atLeastZero + 1)) / (R + 1)),
+  };
+}

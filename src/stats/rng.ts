@@ -1,0 +1,41 @@
+/**
+ * The seeded generator behind every resampling routine: pure-rand's
+ * xoroshiro128+, so the same seed yields the same numbers in Node and in the
+ * browser (integer arithmetic and exactly rounded double products only).
+ */
+import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
+import type { RandomGenerator } from "pure-rand/types/RandomGenerator";
+import { finite } from "./validate.ts";
+
+export type { RandomGenerator };
+
+const TWO_32 = 4294967296;
+const INV_TWO_32 = 1 / TWO_32;
+
+/** A fresh generator for `seed` (any integer; it is taken modulo 2³²). */
+export function seededRng(fn: string, seed: number): RandomGenerator {
+  finite(fn, "seed", seed);
+  if (!Number.isInteger(seed)) throw new RangeError(`${fn}(): seed must be an integer, got ${seed}`);
+  return xoroshiro128plus(seed);
+}
+
+/** The rejection threshold 2³² mod n of {@link drawIndex} (hoisted out of hot loops). */
+export function rejectBelow(n: number): number {
+  return TWO_32 % n;
+}
+
+/**
+ * A uniform integer in 0…n−1 (n ≤ 2³²) from 32-bit outputs, exactly unbiased:
+ * Lemire's multiply-and-reject, done in doubles (x·n < 2⁵³ is exact). It avoids the
+ * slow floating-point `%` of the textbook method, which matters in the bootstrap's
+ * n·R draws. `threshold` = rejectBelow(n).
+ */
+export function drawIndex(rng: RandomGenerator, n: number, threshold: number): number {
+  let m = (rng.next() >>> 0) * n;
+  let idx = Math.floor(m * INV_TWO_32);
+  while (m - idx * TWO_32 < threshold) {
+    m = (rng.next() >>> 0) * n;
+    idx = Math.floor(m * INV_TWO_32);
+  }
+  return idx;
+}
