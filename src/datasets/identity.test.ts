@@ -1,0 +1,121 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { FailureCase } from "../core/index.ts";
+import { canonicalJson } from "./canonical.ts";
+import { sha256Hex } from "./hash.ts";
+import { caseHash, datasetVersion, derivedId } from "./identity.ts";
+import { importDataset } from "./import.ts";
+import { holdout, select, stableSample } from "./select.ts";
+import vectors from "./fixtures/vectors.json";
+
+const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url);
+const images = {
+  async read(ref: string) {
+    try {
+      return new Uint8Array(readFileSync(fixture(ref)));
+    } catch {
+      return undefined;
+    }
+  },
+};
+
+describe("shared vectors (the browser test checks the same file)", () => {
+  it("canonical JSON matches the hand-written strings", () => {
+    for (const { value, text } of vectors.canonical) expect(canonicalJson(value)).toBe(text);
+    expect(canonicalJson({ drop: undefined, keep: [undefined] })).toBe('{"keep":[null]}');
+  });
+  it("sha256 matches node:crypto", () => {
+    for (const { text, hex } of vectors.sha256) expect(sha256Hex(text)).toBe(hex);
+  });
+  it("caseHash matches", () => {
+    for (const { row, hash } of vectors.caseHash) expect(caseHash(row)).toBe(hash);
+  });
+  it("the stable sample is the N smallest sha256(id)", () => {
+    const cases = vectors.sample.ids.map((id) => ({ id }));
+    expect(
+      stableSample(cases, vectors.sample.n)
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual(vectors.sample.chosen);
+  });
+  it("holdout seals the same cases", () => {
+    const big = vectors.sample.ids.map((id, i) => ({
+      id,
+      input: { prompt: id },
+      tags: [],
+      status: "active" as const,
+      meta: {},
+      cluster: `g${i % 37}`,
+    }));
+    expect(holdout(big, 0.3, { by: "cluster" }).sealed.map((c) => c.id)).toEqual(vectors.holdout.byCluster);
+    expect(holdout(big, 0.3, { by: "id" }).sealed.map((c) => c.id)).toEqual(vectors.holdout.byId);
+  });
+  it("the hostile fixture imports to the same ids, images, problems and version", async () => {
+    const result = await importDataset(readFileSync(fixture("dataset.jsonl")), { name: "dataset.jsonl", images });
+    expect(result.cases.map((c) => c.id)).toEqual(vectors.file.ids);
+    expect(result.cases.map((c) => c.input.image ?? null)).toEqual(vectors.file.images);
+    expect(result.problems).toEqual(vectors.file.problems);
+    expect(datasetVersion(result.cases)).toBe(vectors.file.version);
+    expect(select(result.cases, { sample: 2, includeArchived: true }).map((c) => c.id)).toEqual(vectors.file.sample2);
+  });
+});
+
+describe("canonicalJson", () => {
+  it("is the same text whatever the key order, and parses back to the value", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = canonicalJson(value);
+        expect(canonicalJson(JSON.parse(text))).toBe(text);
+        expect(text).not.toMatch(/\n/);
+        const shuffled = JSON.parse(JSON.stringify(value), function (_key, v) {
+          if (v && typeof v === "object" && !Array.isArray(v))
+            return Object.fromEntries(Object.entries(v as Record<string, unknown>).reverse());
+          return v;
+        });
+        expect(canonicalJson(shuffled)).toBe(text);
+      }),
+    );
+  });
+  it("refuses what JSON cannot hold, naming where", () => {
+    expect(() => canonicalJson({ a: [1, NaN] })).toThrow(/NaN at \$\.a\[1\]/);
+    expect(() => canonicalJson({ f: () => 1 })).toThrow(/function at \$\.f/);
+    expect(() => canonicalJson(new Float32Array(2))).toThrow(/typed array/);
+  });
+});
+
+describe("identity", () => {
+  const make = (id: string, prompt: string, extra: Partial<FailureCase> = {}): FailureCase => ({
+    id,
+    input: { prompt },
+    tags: [],
+    status: "active",
+    meta: {},
+    ...extra,
+  });
+  it("caseHash is 12 hex of sha256 over canonical {input, expected}; ids and meta do not matter", () => {
+    const a = make("a", "2+2?", { expected: "4", meta: { x: 1 } });
+    const b = make("b", "2+2?", { expected: "4" });
+    expect(caseHash(a)).toMatch(/^[0-9a-f]{12}$/);
+    expect(caseHash(a)).toBe(caseHash(b));
+    expect(caseHash(a)).toBe(
+      createHash("sha256").update('{"expected":"4","input":{"prompt":"2+2?"}}').digest("hex").slice(0, 12),
+    );
+    expect(caseHash(make("a", "2+2?", { expected: "5" }))).not.toBe(caseHash(a));
+  });
+  it("datasetVersion ignores order, changes with any case edit or archive, and refuses duplicate ids", () => {
+    const cases = [make("a", "x"), make("b", "y", { tags: ["t"] }), make("c", "z")];
+    const v = datasetVersion(cases);
+    expect(v).toMatch(/^[0-9a-f]{12}$/);
+    expect(datasetVersion([...cases].reverse())).toBe(v);
+    expect(datasetVersion([cases[0]!, cases[1]!, { ...cases[2]!, status: "archived" }])).not.toBe(v);
+    expect(datasetVersion([cases[0]!, { ...cases[1]!, tags: [] }, cases[2]!])).not.toBe(v);
+    expect(datasetVersion([cases[0]!, cases[1]!, { ...cases[2]!, meta: { note: 1 } }])).toBe(v);
+    expect(() => datasetVersion([cases[0]!, cases[0]!])).toThrow(/'a' appears twice/);
+  });
+  it("a derived id depends on the input only, and both input spellings agree", () => {
+    expect(derivedId("hello")).toBe(derivedId({ prompt: "hello" }));
+    expect(derivedId("hello")).not.toBe(derivedId("hello!"));
+  });
+});
