@@ -438,10 +438,12 @@ export class OrtModel implements Model {
         stop = "context";
         break;
       }
-      past = {};
-      this.pastNames.forEach((name, i) => (past[name] = out[presentNames[i]!]!));
-      offset = total;
-      step = [next];
+      if (this.pastNames.length) {
+        past = {};
+        this.pastNames.forEach((name, i) => (past[name] = out[presentNames[i]!]!));
+        offset = total;
+        step = [next];
+      } else step = [...step, next]; // a decoder without a KV cache recomputes the whole sequence
     }
     let text = this.p.codec.decode(generated);
     if (stop === "stop_string") {

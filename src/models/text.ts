@@ -52,7 +52,7 @@ export async function loadTextCodec(files: FileSource, eosIds: readonly number[]
     tokenizer,
     stopIds,
     encode: (text, addSpecialTokens) => tokenizer.encode(text, { add_special_tokens: addSpecialTokens }).ids,
-    decode: (ids) => tokenizer.decode([...ids], { skip_special_tokens: true }),
+    decode: (ids) => (ids.length ? tokenizer.decode([...ids], { skip_special_tokens: true }) : ""),
     token: (id) => tokenizer.id_to_token(id) ?? `<${id}>`,
     idOf: (token) => tokenizer.token_to_id(token),
   };
