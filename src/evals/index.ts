@@ -1,2 +1,77 @@
-/** `evalrx/evals`: filled by its issue. */
-export {};
+/**
+ * `evalrx/evals`: evaluators, eval runs with repeats, and the statistics that
+ * turn two runs into a verdict — Gate, compare, calibrate, power.
+ */
+export * from "./evaluators/index.ts";
+export { defineEvaluator, runChecks, type EvaluatorDefinition } from "./evaluator.ts";
+export { PASS_METRIC, type CheckContext, type CheckOutcome, type CheckResult, type Evaluator } from "./types.ts";
+export {
+  parseVerdict,
+  modelJudge,
+  openAICompatibleJudge,
+  memoryJudgeCache,
+  type Judge,
+  type JudgeCache,
+  type JudgeVerdict,
+  type OpenAIJudgeOptions,
+} from "./judge.ts";
+export { comparability, fingerprintHash, type Fingerprint } from "./fingerprint.ts";
+export {
+  runView,
+  evalConfig,
+  metricValue,
+  type RunView,
+  type CaseView,
+  type TrialView,
+  type RunCaseInfo,
+  type EvalRunConfig,
+} from "./run-view.ts";
+export { summarize, formatSummary, type EvalSummary, type MetricSummary } from "./summary.ts";
+export {
+  runEval,
+  loadRun,
+  resolveBaseline,
+  rescore,
+  trialSeed,
+  type RunEvalOptions,
+  type EvalRunResult,
+  type GenerationSettings,
+  type RescoreOptions,
+} from "./run.ts";
+export {
+  compare,
+  compareRuns,
+  describeTest,
+  exitCodeOf,
+  pairedTest,
+  sharedCases,
+  toleranceVerdict,
+  type CompareOptions,
+  type CompareResult,
+  type CompareRunsOptions,
+  type MetricTest,
+  type MetricVerdict,
+  type RunComparison,
+  type SharedCases,
+} from "./compare.ts";
+export {
+  Gate,
+  gate,
+  gatedMetrics,
+  type GateInit,
+  type GateResult,
+  type GateVerdict,
+  type ThresholdCheck,
+} from "./gate.ts";
+export {
+  calibrate,
+  discordance,
+  power,
+  type Calibration,
+  type CalibrationRow,
+  type CalibrateOptions,
+  type PowerInput,
+  type PowerResult,
+} from "./calibrate.ts";
+export { syntheticRun, pairedTable, type SyntheticCase, type SyntheticRun } from "./synthetic.ts";
+export { parseEvalConfig, buildEvaluators, type EvalConfig, type EvaluatorSpec } from "./config.ts";

@@ -1,0 +1,183 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { FailureCase, GenerateOptions, Model, ModelInput, ModelSpec } from "../core/index.ts";
+import { FileStore } from "../store/files.node.ts";
+import { defineEvaluator } from "./evaluator.ts";
+import { contains } from "./evaluators/contains.ts";
+import { exact } from "./evaluators/exact.ts";
+import { judge } from "./evaluators/judge.ts";
+import { yesNo } from "./evaluators/yes-no.ts";
+import { gate, Gate } from "./gate.ts";
+import { loadRun, rescore, resolveBaseline, runEval } from "./run.ts";
+
+/** A scripted model: answers from a table; "boom" prompts throw; every call is counted. */
+class ScriptedModel implements Model {
+  readonly spec = { key: "scripted" } as ModelSpec;
+  readonly capabilities = new Set<never>();
+  calls: { prompt: string; seed?: number }[] = [];
+  constructor(
+    private readonly answer: (prompt: string, seed: number) => string,
+    private readonly delayMs = 0,
+  ) {}
+  async generate(input: ModelInput, options: GenerateOptions = {}): Promise<string> {
+    this.calls.push({ prompt: input.prompt, seed: options.seed! });
+    if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+    options.signal?.throwIfAborted();
+    if (input.prompt.includes("boom")) throw new Error("out of memory");
+    return this.answer(input.prompt, options.seed ?? 0);
+  }
+  forward(): never {
+    throw new Error("not used");
+  }
+  async dispose() {}
+}
+
+const cases: FailureCase[] = Array.from({ length: 10 }, (_, i) => ({
+  id: `q${i}`,
+  input: { prompt: i === 9 ? "boom" : `question ${i}` },
+  expected: i % 2 ? "yes" : "no",
+  tags: i === 0 ? ["critical"] : [],
+  cluster: `img${Math.floor(i / 2)}`,
+  status: "active",
+  meta: {},
+}));
+
+let dir: string;
+let store: FileStore;
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), "evalrx-run-"));
+  store = await FileStore.open(dir);
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("runEval", () => {
+  it("generates and judges every case × repeat, stores it, and summarises", async () => {
+    const model = new ScriptedModel((p) => (p.endsWith("3") ? "no" : p.match(/[13579]$/) ? "yes ." : "no"));
+    const broken = defineEvaluator({
+      name: "broken",
+      check: ({ row }) => {
+        if (row.id === "q2") throw new Error("cannot judge q2");
+        return { passed: true };
+      },
+    });
+    const progress: number[] = [];
+    const { run, summary } = await runEval({
+      store,
+      dataset: { id: "toy", cases },
+      model,
+      evaluators: [yesNo(), broken],
+      repeats: 2,
+      cluster: true,
+      generation: { temperature: 0.5, maxNewTokens: 3, seed: 1 },
+      onProgress: (p) => progress.push(p.done),
+    });
+    expect(model.calls).toHaveLength(20);
+    // each trial has its own seed, stable across runs
+    expect(new Set(model.calls.map((c) => c.seed)).size).toBe(20);
+    expect(progress.at(-1)).toBe(20);
+    expect(run.status).toBe("finished");
+    expect(run.evalKey).toBe("toy:yesNo+broken");
+    expect(await store.items(run.id)).toHaveLength(20);
+    expect((await store.getRun(run.id))!.status).toBe("finished");
+    // q9's model errored (2 trials); q2's broken check errored (2 trials)
+    expect(summary).toMatchObject({ cases: 10, trials: 20, errored: 4, errorRate: 0.2, repeats: 2 });
+    const q2 = run.cases.get("q2")!.trials[0]!;
+    expect(q2.checks["broken"]).toMatchObject({ errored: true, error: "cannot judge q2" });
+    expect(q2.checks["yesNo"]).toMatchObject({ errored: false, passed: true });
+    expect(run.cases.get("q9")!.trials[0]).toMatchObject({ errored: true, error: "out of memory" });
+    // pass: q0..q8 minus q2 (errored) with q3 wrong → 7 of 8 cases pass; clustered by image
+    expect(summary.pass).toMatchObject({ n: 8, mean: 7 / 8, method: "clustered" });
+    expect(summary.metrics["yesNo"]).toMatchObject({ n: 9, mean: 8 / 9 });
+    expect(summary.metrics["yesNo"]!.aggregate).toMatchObject({ accuracy: 16 / 18 });
+    expect(summary.passHatK).toEqual({ k: 2, value: 7 / 8 });
+    expect(summary.flaky).toMatchObject({ count: 0 });
+    expect(summary.fingerprint).toMatchObject({
+      evaluators: { yesNo: yesNo().version, broken: broken.version },
+      generation: { temperature: 0.5, maxNewTokens: 3, seed: 1, repeats: 2 },
+      model: { key: "scripted" },
+    });
+    expect(Object.keys(summary.fingerprint.caseHashes)).toHaveLength(10);
+    const loaded = await loadRun(store, run.id);
+    expect(loaded.cases.get("q3")!.trials.map((t) => t.passed)).toEqual([false, false]);
+  });
+
+  it("is cancellable and resumes from the first unjudged item, judging each exactly once", async () => {
+    const controller = new AbortController();
+    const model = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes" : "no"), 2);
+    const first = await runEval({
+      store,
+      dataset: { id: "toy", cases },
+      model,
+      evaluators: [yesNo()],
+      repeats: 3,
+      concurrency: 2,
+      signal: controller.signal,
+      onProgress: (p) => p.done >= 11 && controller.abort(),
+    });
+    expect(first.run.status).toBe("cancelled");
+    const kept = (await store.items(first.run.id)).length;
+    expect(kept).toBeGreaterThanOrEqual(11);
+    expect(kept).toBeLessThan(30);
+    const again = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes" : "no"));
+    const second = await runEval({
+      store,
+      dataset: { id: "toy", cases },
+      model: again,
+      evaluators: [yesNo()],
+      repeats: 3,
+      resume: first.run.id,
+    });
+    expect(second.run.status).toBe("finished");
+    expect(again.calls).toHaveLength(30 - kept);
+    const items = await store.items(first.run.id);
+    expect(items.map((i) => i.index)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    expect((await store.progress(first.run.id))!.done).toBe(30);
+    // a different plan cannot resume it
+    await expect(
+      runEval({
+        store,
+        dataset: { id: "toy", cases },
+        model: again,
+        evaluators: [exact()],
+        repeats: 3,
+        resume: first.run.id,
+      }),
+    ).rejects.toThrow(/different plan/);
+  });
+
+  it("rescore judges recorded outputs again beside the old verdicts; judges are refused", async () => {
+    const model = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes ." : "no ."));
+    const { run } = await runEval({ store, dataset: { id: "toy", cases }, model, evaluators: [exact()] });
+    expect(run.cases.get("q1")!.trials[0]!.passed).toBe(false); // "yes ." is not exactly "yes"
+    const before = await store.items(run.id);
+    const re = await rescore(store, run.id, [yesNo(), contains(".")], { cases });
+    expect(model.calls).toHaveLength(10);
+    expect(re.run.id).not.toBe(run.id);
+    expect(re.run.evalKey).toBe(run.evalKey);
+    expect((await store.getRun(re.run.id))!.config["rescoreOf"]).toBe(run.id);
+    expect(re.run.cases.get("q1")!.trials[0]).toMatchObject({ passed: true, output: "yes ." });
+    expect(re.run.cases.get("q9")!.trials[0]).toMatchObject({ errored: true, error: "out of memory" });
+    expect(await store.items(run.id)).toEqual(before);
+    const j = judge(async () => "PASS", "r");
+    await expect(rescore(store, run.id, [j], { cases })).rejects.toThrow(/a judge needs a new run/);
+    const edited = cases.map((c) => (c.id === "q4" ? { ...c, expected: "yes" } : c));
+    await expect(rescore(store, run.id, [yesNo()], { cases: edited })).rejects.toThrow(/case 'q4' changed/);
+  });
+
+  it("'latest' is the last finished run of the same eval before this one", async () => {
+    const model = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes" : "no"));
+    const opts = { store, dataset: { id: "toy", cases }, model, evaluators: [yesNo()] };
+    let t = Date.parse("2026-11-30T10:00:00Z");
+    const now = () => new Date((t += 1000));
+    const a = await runEval({ ...opts, now });
+    await runEval({ ...opts, evaluators: [exact()], now }); // another eval
+    const b = await runEval({ ...opts, now });
+    const base = await resolveBaseline(store, b.run, "latest");
+    expect(base.id).toBe(a.run.id);
+    const verdict = gate(b.run, Gate({ baseline: "latest", tolerance: 0.1 }), base);
+    expect(verdict.comparison!.tests[0]).toMatchObject({ regressed: 0, fixed: 0 });
+    await expect(resolveBaseline(store, a.run, "latest")).rejects.toThrow(/no finished run of eval/);
+  });
+});
