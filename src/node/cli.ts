@@ -15,7 +15,9 @@ export interface Command {
  * Sub-commands by name; each lives in `./commands/<name>.ts` and exports `command`.
  * Loaded on demand so `evalrx --version` does not load the model runtime.
  */
-const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {};
+const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
+  explore: () => import("./commands/explore.ts"),
+};
 
 async function loadCommand(name: string): Promise<Command | undefined> {
   const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;

@@ -1,0 +1,127 @@
+/**
+ * M3 diagnose: each signal that survived M2 becomes a falsifiable hypothesis
+ * — a named mechanism, the signal, its direction and effect on the
+ * exploration split, and what would refute it on the sealed split. Competing
+ * hypotheses are all kept; M4 decides each. A judge, when configured, may
+ * rewrite the mechanism; the rule-based path works alone.
+ */
+import type { Direction } from "./association.ts";
+import type { EventLog } from "./events.ts";
+import type { SignalFinding } from "./explore.ts";
+import type { Judge } from "./judge.ts";
+import { mechanismOf } from "./mechanisms.ts";
+
+export interface Hypothesis {
+  readonly id: string;
+  /** The column or analyzer signal it rests on. */
+  readonly signal: string;
+  readonly column: string;
+  readonly kind: SignalFinding["kind"];
+  readonly level?: string;
+  readonly mechanism: string;
+  /** Who wrote the mechanism: "rules" or "judge". */
+  readonly author: "rules" | "judge";
+  readonly statement: string;
+  readonly direction: Direction;
+  /** "higher in failures", "lower in failures", "failure more likely when present", … */
+  readonly directionText: string;
+  readonly test: SignalFinding["association"]["test"];
+  readonly exploreEffect: {
+    readonly name: string;
+    readonly value: number;
+    readonly nullValue: number;
+    readonly lo: number;
+    readonly hi: number;
+  };
+  readonly exploreN: number;
+  readonly exploreE: number;
+  /** Refuted when the sealed interval's end in the stated direction lies closer to the null than this distance. */
+  readonly refuteMargin: number;
+  readonly refutation: string;
+  readonly tags: readonly string[];
+}
+
+function fmt(x: number): string {
+  return Number.isFinite(x) ? x.toFixed(3) : String(x);
+}
+
+/** Words for the direction of a signal of this kind. */
+export function directionText(kind: SignalFinding["kind"], direction: Direction): string {
+  if (kind === "binary") return direction > 0 ? "failure more likely when present" : "failure less likely when present";
+  return direction > 0 ? "higher in failures" : "lower in failures";
+}
+
+/**
+ * States the hypotheses, logs each (`hypothesis.stated`), and freezes them
+ * (`hypotheses.frozen`): after this event nothing about them may change, and
+ * only then may the sealed split be opened.
+ *
+ * Example: one selected finding on `attention_share` with AUC 0.31 →
+ * `[{ id: "H1", signal: "attention_share", direction: -1, mechanism: "weak visual grounding: …", … }]`.
+ */
+export async function diagnose(
+  findings: readonly SignalFinding[],
+  log: EventLog,
+  options: { readonly judge?: Judge; readonly maxHypotheses?: number } = {},
+): Promise<Hypothesis[]> {
+  const selected = findings
+    .filter((f) => f.selected && f.association.observedDirection !== 0)
+    .sort((a, b) => b.association.e - a.association.e)
+    .slice(0, options.maxHypotheses ?? 12);
+  const hypotheses: Hypothesis[] = [];
+  for (const [k, f] of selected.entries()) {
+    const direction = f.association.observedDirection as Direction;
+    const { mechanism: ruleMechanism, tags } = mechanismOf(f.signal, direction, f.tags);
+    const effect = f.association.effect;
+    const distance = Math.abs(effect.value - effect.nullValue);
+    const refuteMargin = distance / 2;
+    const dirText = directionText(f.kind, direction);
+    let mechanism = ruleMechanism;
+    let author: Hypothesis["author"] = "rules";
+    if (options.judge) {
+      const answer = await options.judge(
+        [
+          "You write one falsifiable mechanism for a model failure, in one sentence.",
+          `Signal: ${f.signal} (${f.kind}); ${dirText}; ${effect.name} = ${fmt(effect.value)} on ${f.association.n} exploration cases.`,
+          `A rule-based reading: ${ruleMechanism}`,
+          "Answer with the mechanism only.",
+        ].join("\n"),
+      );
+      const line = answer.trim().split("\n")[0]?.trim();
+      if (line) {
+        mechanism = line.slice(0, 400);
+        author = "judge";
+      }
+    }
+    const towards = direction > 0 ? "above" : "below";
+    const bound = direction > 0 ? effect.nullValue + refuteMargin : effect.nullValue - refuteMargin;
+    hypotheses.push({
+      id: `H${k + 1}`,
+      signal: f.signal,
+      column: f.column,
+      kind: f.kind,
+      level: f.level,
+      mechanism,
+      author,
+      statement: `${f.signal}: ${dirText} (${effect.name} ${fmt(effect.value)} on exploration, null ${fmt(effect.nullValue)})`,
+      direction,
+      directionText: dirText,
+      test: f.association.test,
+      exploreEffect: { ...effect, lo: effect.interval.lo, hi: effect.interval.hi },
+      exploreN: f.association.n,
+      exploreE: f.association.e,
+      refuteMargin,
+      refutation:
+        `REFUTED if, on the sealed split, the 95% interval of the ${effect.name} does not reach ${towards} ${fmt(bound)} ` +
+        `(half the exploration effect); SUPPORTED needs the same test one-sided ${direction > 0 ? "upward" : "downward"} with an e-value that survives e-BH at α over the hypotheses tested`,
+      tags,
+    });
+  }
+  for (const h of hypotheses) log.append("M3", "hypothesis.stated", { ...h });
+  log.append("M3", "hypotheses.frozen", {
+    ids: hypotheses.map((h) => h.id),
+    count: hypotheses.length,
+    competing: hypotheses.length > 1,
+  });
+  return hypotheses;
+}

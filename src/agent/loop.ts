@@ -1,0 +1,143 @@
+/**
+ * M2–M4 over a table of per-case signals: split into exploration and sealed
+ * cases, explore, state and freeze hypotheses, then open the sealed split once
+ * to decide them. Used as is by `evalrx explore` (eval logs, no model) and by
+ * `investigate` after M1 has turned a model's internals into signals.
+ */
+import { holdout } from "../datasets/select.ts";
+import type { FailureCase } from "../core/index.ts";
+import { diagnose, type Hypothesis } from "./diagnose.ts";
+import type { EventLog } from "./events.ts";
+import { explore, type SignalFinding } from "./explore.ts";
+import type { Judge } from "./judge.ts";
+import type { ExperimentProtocol } from "./protocol.ts";
+import { SealedSplit } from "./sealed.ts";
+import { selectRows, typeSignals, type CaseTable } from "./signals.ts";
+import { verify, type VerifiedHypothesis } from "./verify.ts";
+
+export interface LoopOptions {
+  readonly protocol: ExperimentProtocol;
+  /** Share of cases (clusters) sealed for M4; default 0.4. */
+  readonly holdout?: number;
+  /** Seal whole clusters (default when the table has clusters) or single cases. */
+  readonly holdoutBy?: "cluster" | "id";
+  /** The seed salts the holdout hash and seeds every bootstrap. */
+  readonly seed?: number;
+  /** FDR level of e-BH in M2 and M4; default 0.05. */
+  readonly alpha?: number;
+  readonly judge?: Judge;
+  /** Bootstrap resamples for M2 figures (default 400) and M4 intervals (default 2000). */
+  readonly resamples?: { readonly explore?: number; readonly sealed?: number };
+}
+
+export interface LoopResult {
+  readonly findings: SignalFinding[];
+  readonly hypotheses: Hypothesis[];
+  readonly verified: VerifiedHypothesis[];
+  readonly explore: CaseTable;
+  /** The guard around the sealed split (opened by M4 when there was something to decide). */
+  readonly sealed: SealedSplit;
+}
+
+/**
+ * Splits `table` into exploration and sealed cases without reading any signal
+ * or label: only ids and clusters decide (the datasets' stable `holdout`, salted by the seed).
+ */
+export function splitTable(
+  table: CaseTable,
+  fraction: number,
+  by: "cluster" | "id",
+  seed: number,
+): { explore: number[]; sealed: number[]; salt: string } {
+  const salt = `evalrx-holdout-${seed}`;
+  const pseudo: (FailureCase & { index: number })[] = table.ids.map((id, index) => ({
+    id,
+    index,
+    input: { prompt: "" },
+    tags: [],
+    status: "active",
+    meta: {},
+    cluster: table.clusters?.[index],
+  }));
+  const split = holdout(pseudo, fraction, { by, salt });
+  return { explore: split.explore.map((c) => c.index), sealed: split.sealed.map((c) => c.index), salt };
+}
+
+async function timed<T>(log: EventLog, stage: "M2" | "M3" | "M4", fn: () => T | Promise<T>): Promise<T> {
+  log.append(stage, "stage.started", { stage });
+  const t0 = performance.now();
+  const out = await fn();
+  log.append(stage, "stage.finished", { stage, ms: Math.round(performance.now() - t0) });
+  return out;
+}
+
+/**
+ * Runs M2 → M3 → M4 on `table` and logs every step.
+ *
+ * Example: `await runLoop(table, log, { protocol: { question: "What predicts failure?" }, seed: 1 })`
+ * → `{ hypotheses: [...], verified: [{ id: "H1", verdict: "SUPPORTED", … }] }`.
+ */
+export async function runLoop(table: CaseTable, log: EventLog, options: LoopOptions): Promise<LoopResult> {
+  const fraction = options.holdout ?? 0.4;
+  if (!(fraction > 0 && fraction < 1))
+    throw new Error(`holdout ${fraction} must lie strictly between 0 and 1 (e.g. 0.4 seals 40% of the cases)`);
+  const seed = options.seed ?? 1;
+  const alpha = options.alpha ?? 0.05;
+  if (!(alpha > 0 && alpha < 1)) throw new Error(`alpha ${alpha} must lie strictly between 0 and 1 (e.g. 0.05)`);
+  const by = options.holdoutBy ?? (table.clusters ? "cluster" : "id");
+  const split = splitTable(table, fraction, by, seed);
+  const exploreTable = selectRows(table, split.explore);
+  // Only the row numbers go into the guard: the sealed signals and labels are not even copied until M4 opens it.
+  const sealed = new SealedSplit(table, split.sealed, log);
+  const exploreFailures = exploreTable.failed.filter(Boolean).length;
+  log.append("setup", "split.made", {
+    fraction,
+    by,
+    salt: split.salt,
+    explore: { n: exploreTable.ids.length, failures: exploreFailures },
+    sealed: { n: sealed.n },
+    clusters: table.clusters ? new Set(table.clusters).size : undefined,
+  });
+
+  const findings = await timed(log, "M2", () => {
+    const typed = typeSignals(exploreTable);
+    const problems = [...typed.untestable];
+    if (exploreFailures === 0 || exploreFailures === exploreTable.ids.length) {
+      const why =
+        exploreFailures === 0
+          ? "no exploration case fails: there is no failure to explain"
+          : "every exploration case fails: nothing distinguishes failures from passes";
+      log.append("M2", "problem", { what: "label", why });
+      return explore(
+        exploreTable,
+        [],
+        [...problems, ...typed.signals.map((s) => ({ name: s.name, reason: why }))],
+        log,
+        {
+          alpha,
+          seed,
+          resamples: options.resamples?.explore,
+        },
+      );
+    }
+    return explore(exploreTable, typed.signals, problems, log, { alpha, seed, resamples: options.resamples?.explore });
+  });
+  const hypotheses = await timed(log, "M3", () => diagnose(findings, log, { judge: options.judge }));
+  const verified = await timed(log, "M4", async () => {
+    if (hypotheses.length === 0) {
+      log.append("M4", "problem", {
+        what: "hypotheses",
+        why: "no signal survived e-BH on the exploration split, so nothing was decided on the sealed split (it stays unread)",
+      });
+      return [];
+    }
+    return verify(hypotheses, sealed.open("M4"), log, {
+      alpha,
+      seed,
+      protocol: options.protocol,
+      judge: options.judge,
+      resamples: options.resamples?.sealed,
+    });
+  });
+  return { findings, hypotheses, verified, explore: exploreTable, sealed };
+}

@@ -1,0 +1,59 @@
+/**
+ * One printed line per stage, as a run goes: cases and failure share, signals
+ * tried, hypotheses, sealed verdicts with intervals, intervention effect,
+ * each repair's Δ and p. Built from events, so the CLI and the page say the same.
+ */
+import type { RunEvent } from "./events.ts";
+
+function f(x: unknown, digits = 3): string {
+  return typeof x === "number" && Number.isFinite(x)
+    ? Math.abs(x) >= 1e4
+      ? x.toExponential(2)
+      : x.toFixed(digits)
+    : "—";
+}
+
+/**
+ * The progress line for an event, or undefined when it gets none.
+ * Example: a `signals.selected` event → `"M2 explore   22 signals tried · 1 survive e-BH at α=0.05 (planted)"`.
+ */
+export function stageLine(event: RunEvent): string | undefined {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- payload fields are known per event type (events.schema.json)
+  const p = event.payload as Record<string, any>;
+  switch (event.type) {
+    case "data.loaded": {
+      const d = p.labelDistribution as { fail: number; pass: number };
+      const n = d.fail + d.pass;
+      return `data         ${n} cases · ${d.fail} fail (${f((100 * d.fail) / Math.max(1, n), 1)}%) · fingerprint ${p.fingerprint}`;
+    }
+    case "probe.finished":
+      return `M1 probe     ${p.cases} cases · ${p.failures} fail (${f((100 * p.failures) / Math.max(1, p.cases), 1)}%) · model kind ${p.modelKind}`;
+    case "split.made":
+      return `holdout      ${(p.explore as { n: number }).n} explore · ${(p.sealed as { n: number }).n} sealed (by ${p.by})`;
+    case "signals.selected": {
+      const sel = p.selected as string[];
+      return `M2 explore   ${p.tried} signals tried · ${(p.untestable as unknown[]).length} untestable · ${sel.length} survive e-BH at α=${p.alpha}${sel.length ? ` (${sel.slice(0, 6).join(", ")}${sel.length > 6 ? ", …" : ""})` : ""}`;
+    }
+    case "hypotheses.frozen":
+      return `M3 diagnose  ${p.count} falsifiable hypotheses, frozen before the sealed split is read`;
+    case "sealed.opened":
+      return `M4 verify    sealed n=${p.n}`;
+    case "hypothesis.decided": {
+      const a = p.association as {
+        effect: { name: string; value: number; interval: { lo: number; hi: number } };
+        e: number;
+      };
+      return `  ${p.verdict === "SUPPORTED" ? "✓" : p.verdict === "REFUTED" ? "✗" : "?"} ${p.id} ${p.verdict} · ${a.effect.name} ${f(a.effect.value)} [${f(a.effect.interval.lo)}, ${f(a.effect.interval.hi)}] · e=${f(a.e, 2)}`;
+    }
+    case "intervention.tested":
+      return `M5 intervene ${p.hypothesis}: failures ${p.baselineFailures} → ${p.interventionFailures} of ${p.n} (Δ ${f(p.delta)}) p=${f(p.p)} e=${f(p.e, 2)} ${p.causal ? "(causal)" : "(no causal effect shown)"}`;
+    case "repair.tested":
+      return `  ${p.validated ? "✓" : "✗"} ${p.tier} ${p.candidate}: Δ ${f(p.delta)} (fixed ${p.fixed}, broke ${p.broken}) p=${f(p.p)} e=${f(p.e, 2)} vs baseline`;
+    case "repairs.finished":
+      return `  outcome: ${p.fixedBy ? `fixed by ${p.fixedBy}` : "no candidate validated"} · ${p.recommendation}`;
+    case "problem":
+      return `  ! ${p.what}: ${p.why}`;
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * The report, folded from the run's event log alone: whatever the loop knew
+ * and did not log cannot appear in it. A log cut short (a killed run) folds
+ * into a report marked incomplete.
+ */
+import { REPORT_VERSION, validateReport, type Report, type ReportHypothesis } from "../report/schema.ts";
+import type { Association } from "./association.ts";
+import type { Hypothesis } from "./diagnose.ts";
+import type { RunEvent } from "./events.ts";
+import type { SignalFinding } from "./explore.ts";
+import type { VerifiedHypothesis } from "./verify.ts";
+
+type Payload = Record<string, unknown>;
+
+function effectRow(a: Association["effect"]) {
+  return {
+    name: a.name,
+    value: a.value,
+    nullValue: a.nullValue,
+    lo: a.interval.lo,
+    hi: a.interval.hi,
+    method: a.interval.method,
+  };
+}
+
+/**
+ * Builds the report from `events` and validates it against the report schema.
+ *
+ * Example: `buildReport(log.events)` → `{ format: "evalrx-report", version: 1, hypotheses: [...], … }`.
+ */
+export function buildReport(events: readonly RunEvent[]): Report {
+  const first = (type: string) => events.find((e) => e.type === type);
+  const all = (type: string) => events.filter((e) => e.type === type);
+  const started = first("run.started");
+  if (!started) throw new Error("buildReport(): the log has no run.started event; is this an EvalRx events.jsonl?");
+  const s = started.payload as Payload;
+  const data = (first("data.loaded")?.payload ?? {}) as Payload;
+  const split = first("split.made")?.payload as Payload | undefined;
+  const finished = first("run.finished");
+
+  const tested = all("signal.tested").map((e) => e.payload as unknown as SignalFinding);
+  const selected = first("signals.selected")?.payload as
+    | { tried: number; selected: string[]; untestable: { name: string; reason: string }[]; procedure: string }
+    | undefined;
+
+  const stated = new Map(all("hypothesis.stated").map((e) => [(e.payload as unknown as Hypothesis).id, e]));
+  const decided = new Map(all("hypothesis.decided").map((e) => [(e.payload as unknown as VerifiedHypothesis).id, e]));
+  const frozen = first("hypotheses.frozen");
+  const opened = first("sealed.opened");
+
+  const hypotheses: ReportHypothesis[] = [...stated.values()].map((event) => {
+    const h = event.payload as unknown as Hypothesis;
+    const dEvent = decided.get(h.id);
+    const d = dEvent?.payload as unknown as VerifiedHypothesis | undefined;
+    return {
+      id: h.id,
+      signal: h.signal,
+      mechanism: h.mechanism,
+      author: h.author,
+      statement: h.statement,
+      direction: h.directionText,
+      directionSign: h.direction,
+      refutation: h.refutation,
+      test: h.test,
+      exploreN: h.exploreN,
+      exploreEffect: h.exploreEffect,
+      exploreE: h.exploreE,
+      sealedN: d ? d.association.n : null,
+      sealedEffect: d ? effectRow(d.association.effect) : null,
+      eValue: d ? d.association.e : null,
+      p: d ? d.association.p : null,
+      eMethod: d?.association.eMethod ?? "",
+      verdict: d?.verdict ?? "INCONCLUSIVE",
+      reason: d?.reason ?? "not decided: the run stopped before M4",
+      gates: d ? { statistical: d.statisticalGate, protocol: d.protocolGate } : null,
+      evidence: {
+        stated: event.seq,
+        frozen: frozen?.seq ?? null,
+        sealedOpened: opened?.seq ?? null,
+        decided: dEvent?.seq ?? null,
+      },
+    };
+  });
+
+  const stages = all("stage.finished").map((e) => ({ stage: String(e.payload.stage), ms: Number(e.payload.ms) }));
+  const problems = all("problem").map((e) => ({ what: String(e.payload.what), why: String(e.payload.why) }));
+  const methods = new Set<string>();
+  for (const f of tested) if (!f.association.untestable) methods.add(`${f.association.test}: ${f.association.eMethod}`);
+  for (const h of hypotheses) if (h.eMethod) methods.add(`sealed ${h.test} (one-sided): ${h.eMethod}`);
+
+  const probe = first("probe.finished")?.payload as Report["probe"] | undefined;
+  const intervention = first("intervention.tested")?.payload as Report["intervention"] | undefined;
+  const repairEvents = all("repair.tested").map(
+    (e) => e.payload as unknown as NonNullable<Report["repairs"]>["candidates"][number],
+  );
+  const repairsDone = first("repairs.finished")?.payload as Payload | undefined;
+  for (const r of repairEvents) methods.add(`repair ${r.tier}: ${r.eMethod}`);
+  if (intervention)
+    methods.add("mechanism test: exact McNemar + e-value Beta(1,1) binomial mixture on discordant pairs");
+
+  const report = {
+    format: "evalrx-report",
+    version: REPORT_VERSION,
+    runId: started.runId,
+    kind: s.kind,
+    question: s.question ?? "",
+    createdAt: started.ts,
+    finishedAt: finished?.ts ?? null,
+    complete: Boolean(finished),
+    provenance: {
+      codeVersion: String(s.codeVersion ?? "unknown"),
+      seed: Number(s.seed ?? 1),
+      alpha: Number(s.alpha ?? 0.05),
+      data: {
+        source: String(data.source ?? ""),
+        fingerprint: String(data.fingerprint ?? ""),
+        n: Number(data.n ?? 0),
+        labelColumn: (data.labelColumn as string | undefined) ?? null,
+        labelDistribution: (data.labelDistribution as { fail: number; pass: number } | undefined) ?? {
+          fail: 0,
+          pass: 0,
+        },
+        ...(data.sampled ? { sampled: String(data.sampled) } : {}),
+      },
+      ...(s.model ? { model: s.model as Record<string, unknown> } : {}),
+      holdout: split
+        ? {
+            fraction: Number(split.fraction),
+            by: String(split.by),
+            exploreN: Number((split.explore as Payload).n),
+            sealedN: Number((split.sealed as Payload).n),
+            ...(split.clusters !== undefined && split.clusters !== null ? { clusters: Number(split.clusters) } : {}),
+          }
+        : null,
+    },
+    signals: {
+      tried: selected?.tried ?? 0,
+      selected: selected?.selected ?? [],
+      untestable: selected?.untestable ?? [],
+      procedure: selected?.procedure ?? "",
+      tested: tested.map((f) => ({
+        signal: f.signal,
+        kind: f.kind,
+        test: f.association.test,
+        n: f.association.n,
+        failures: f.association.failures,
+        p: f.association.p,
+        e: f.association.e,
+        effect: effectRow(f.association.effect),
+        selected: f.selected,
+        ...(f.association.untestable ? { untestable: f.association.untestable } : {}),
+        figure: f.figure,
+      })),
+    },
+    hypotheses,
+    problems,
+    stages,
+    ...(probe ? { probe } : {}),
+    ...(intervention !== undefined ? { intervention } : {}),
+    ...(repairsDone
+      ? {
+          repairs: {
+            maxTier: String(repairsDone.maxTier),
+            candidates: repairEvents,
+            fixedBy: (repairsDone.fixedBy as string | null) ?? null,
+            recommendation: String(repairsDone.recommendation ?? ""),
+            ...(repairsDone.recipe ? { recipe: repairsDone.recipe as Record<string, unknown> } : {}),
+          },
+        }
+      : {}),
+    eValueMethods: [...methods],
+  };
+  return validateReport(JSON.parse(JSON.stringify(report)));
+}

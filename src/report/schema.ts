@@ -1,0 +1,231 @@
+/**
+ * The report format: data first, versioned, validated. A report read from a
+ * file or a link is untrusted: `parseReport` bounds its size, checks every
+ * field against this schema, and only then hands it to a renderer (which
+ * still renders every string as text).
+ */
+import * as v from "valibot";
+
+/** Bumped when the report's shape changes incompatibly. */
+export const REPORT_VERSION = 1;
+
+/** Reports larger than this (as JSON text) are refused before parsing. */
+export const MAX_REPORT_BYTES = 32 * 1024 * 1024;
+
+const num = v.nullable(v.number());
+const text = v.pipe(v.string(), v.maxLength(100_000));
+const name = v.pipe(v.string(), v.maxLength(2_000));
+
+const Effect = v.object({
+  name,
+  value: num,
+  nullValue: v.number(),
+  lo: num,
+  hi: num,
+  method: v.optional(text),
+});
+
+const Figure = v.union([
+  v.object({
+    type: v.literal("histogram"),
+    edges: v.array(num),
+    fail: v.array(v.number()),
+    pass: v.array(v.number()),
+  }),
+  v.object({
+    type: v.literal("counts"),
+    withSignal: v.tuple([v.number(), v.number()]),
+    without: v.tuple([v.number(), v.number()]),
+  }),
+]);
+
+const SignalRow = v.object({
+  signal: name,
+  kind: v.picklist(["binary", "numeric", "ordinal"]),
+  test: name,
+  n: v.number(),
+  failures: v.number(),
+  p: num,
+  e: num,
+  effect: Effect,
+  selected: v.boolean(),
+  untestable: v.optional(text),
+  figure: v.optional(Figure),
+});
+
+const Verdict = v.picklist(["SUPPORTED", "REFUTED", "INCONCLUSIVE"]);
+
+const HypothesisRow = v.object({
+  id: name,
+  signal: name,
+  mechanism: text,
+  author: name,
+  statement: text,
+  direction: name,
+  directionSign: v.picklist([1, -1]),
+  refutation: text,
+  test: name,
+  exploreN: v.number(),
+  exploreEffect: Effect,
+  exploreE: num,
+  sealedN: v.nullable(v.number()),
+  sealedEffect: v.nullable(Effect),
+  eValue: num,
+  p: num,
+  eMethod: text,
+  verdict: Verdict,
+  reason: text,
+  gates: v.nullable(
+    v.object({
+      statistical: v.object({ passed: v.boolean(), eBH: v.boolean(), direction: v.boolean() }),
+      protocol: v.object({ consistent: v.boolean(), by: name, reason: text }),
+    }),
+  ),
+  evidence: v.object({ stated: num, frozen: num, sealedOpened: num, decided: num }),
+});
+
+const Problem = v.object({ what: name, why: text });
+
+const RepairRow = v.object({
+  tier: name,
+  candidate: name,
+  description: text,
+  n: v.number(),
+  baselineFailures: v.number(),
+  candidateFailures: v.number(),
+  fixed: v.number(),
+  broken: v.number(),
+  delta: num,
+  p: num,
+  e: num,
+  eMethod: text,
+  validated: v.boolean(),
+});
+
+export const ReportSchema = v.object({
+  format: v.literal("evalrx-report"),
+  version: v.literal(REPORT_VERSION),
+  runId: name,
+  kind: v.picklist(["explore", "investigate"]),
+  question: text,
+  createdAt: name,
+  finishedAt: v.nullable(name),
+  complete: v.boolean(),
+  provenance: v.object({
+    codeVersion: name,
+    seed: v.number(),
+    alpha: v.number(),
+    data: v.object({
+      source: text,
+      fingerprint: name,
+      n: v.number(),
+      labelColumn: v.nullable(name),
+      labelDistribution: v.object({ fail: v.number(), pass: v.number() }),
+      sampled: v.optional(text),
+    }),
+    model: v.optional(v.record(name, v.unknown())),
+    holdout: v.nullable(
+      v.object({
+        fraction: v.number(),
+        by: name,
+        exploreN: v.number(),
+        sealedN: v.number(),
+        clusters: v.optional(v.number()),
+      }),
+    ),
+  }),
+  signals: v.object({
+    tried: v.number(),
+    selected: v.array(name),
+    untestable: v.array(v.object({ name, reason: text })),
+    tested: v.array(SignalRow),
+    procedure: text,
+  }),
+  hypotheses: v.array(HypothesisRow),
+  problems: v.array(Problem),
+  stages: v.array(v.object({ stage: name, ms: v.number() })),
+  probe: v.optional(
+    v.object({
+      cases: v.number(),
+      failures: v.number(),
+      modelKind: name,
+      analyzers: v.array(
+        v.object({ name, rank: v.number(), tags: v.array(name), ran: v.boolean(), reason: v.optional(text) }),
+      ),
+      findings: v.array(v.object({ analyzer: name, summary: text })),
+    }),
+  ),
+  intervention: v.optional(
+    v.nullable(
+      v.object({
+        hypothesis: name,
+        description: text,
+        n: v.number(),
+        baselineFailures: v.number(),
+        interventionFailures: v.number(),
+        delta: num,
+        p: num,
+        e: num,
+        causal: v.boolean(),
+        note: text,
+      }),
+    ),
+  ),
+  repairs: v.optional(
+    v.object({
+      maxTier: name,
+      candidates: v.array(RepairRow),
+      fixedBy: v.nullable(name),
+      recommendation: text,
+      recipe: v.optional(v.record(name, v.unknown())),
+    }),
+  ),
+  eValueMethods: v.array(text),
+});
+
+export type Report = v.InferOutput<typeof ReportSchema>;
+export type ReportHypothesis = Report["hypotheses"][number];
+export type ReportSignal = Report["signals"]["tested"][number];
+export type ReportRepair = NonNullable<Report["repairs"]>["candidates"][number];
+
+/**
+ * Reads a report from untrusted JSON text: refuses text over `MAX_REPORT_BYTES`,
+ * then checks the version and every field. Throws with the first few problems.
+ *
+ * Example: `parseReport(await file.text())` → a `Report`, or an error such as
+ * "report: version 7 is not one this EvalRx reads (1)".
+ */
+export function parseReport(json: string): Report {
+  if (typeof json !== "string") throw new TypeError("parseReport(): expected the report's JSON text");
+  if (json.length > MAX_REPORT_BYTES)
+    throw new Error(`report: ${json.length} characters exceeds the ${MAX_REPORT_BYTES}-character limit`);
+  let data: unknown;
+  try {
+    data = JSON.parse(json);
+  } catch (error) {
+    throw new Error(`report: not JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+  }
+  return validateReport(data);
+}
+
+/** Checks an already-parsed value against the report schema; see `parseReport`. */
+export function validateReport(data: unknown): Report {
+  if (
+    data &&
+    typeof data === "object" &&
+    "version" in data &&
+    (data as { version: unknown }).version !== REPORT_VERSION
+  )
+    throw new Error(
+      `report: version ${JSON.stringify((data as { version: unknown }).version)} is not one this EvalRx reads (${REPORT_VERSION})`,
+    );
+  const result = v.safeParse(ReportSchema, data);
+  if (!result.success) {
+    const issues = result.issues.slice(0, 5).map((issue) => {
+      const path = issue.path?.map((p) => String(p.key)).join(".") ?? "(root)";
+      return `${path}: ${issue.message}`;
+    });
+    throw new Error(`report: not a valid EvalRx report — ${issues.join("; ")}`);
+  }
+  return result.output;
+}
