@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { importTable } from "../datasets/index.ts";
+import { syntheticLog } from "../agent/bench/synthetic.ts";
+import { exploreCases } from "../agent/run-explore.ts";
+import { escapeHtml, renderReportHtml } from "./html.ts";
+import { MAX_REPORT_BYTES, parseReport, type Report } from "./schema.ts";
+
+async function sample(): Promise<Report> {
+  const { cases } = importTable(syntheticLog({ seed: 8, n: 400 }).rows, { label: "passed", input: "prompt" });
+  return (await exploreCases(cases, { seed: 1, resamples: { explore: 50, sealed: 200 } })).report;
+}
+
+describe("report format: versioned, validated, untrusted when read", () => {
+  it("refuses other versions, malformed fields, non-JSON and oversized text", async () => {
+    const report = await sample();
+    expect(() => parseReport(JSON.stringify({ ...report, version: 7 }))).toThrow(
+      /version 7 is not one this EvalRx reads/,
+    );
+    expect(() => parseReport(JSON.stringify({ ...report, hypotheses: [{ id: 1 }] }))).toThrow(
+      /not a valid EvalRx report.*hypotheses/,
+    );
+    expect(() => parseReport("{nope")).toThrow(/not JSON/);
+    expect(() => parseReport(" ".repeat(MAX_REPORT_BYTES + 1))).toThrow(/exceeds/);
+  });
+
+  it("renders every string from the report as text, never markup", async () => {
+    const report = await sample();
+    const hostile = "<img src=x onerror=alert(1)>";
+    const evil: Report = {
+      ...report,
+      question: hostile,
+      hypotheses: report.hypotheses.map((h) => ({ ...h, mechanism: hostile, signal: `<script>x</script>` })),
+    };
+    const html = renderReportHtml(parseReport(JSON.stringify(evil)));
+    expect(html).not.toContain("<img");
+    expect(html).not.toContain("<script");
+    expect(html).toContain(escapeHtml(hostile));
+  });
+
+  it("is one self-contained page: inline SVG figures, no script, no external resource", async () => {
+    const html = renderReportHtml(await sample());
+    expect(html.startsWith("<!doctype html>")).toBe(true);
+    expect((html.match(/<svg/g) ?? []).length).toBeGreaterThan(3);
+    expect(html).not.toMatch(/<script|<link|src=|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    expect(html).toContain("Content-Security-Policy");
+  });
+});
