@@ -1,3 +1,10 @@
-/** `evalrx/store`: one store interface; IndexedDB (`idb.browser.ts`) and files (`files.node.ts`) implement it. */
+/**
+ * `evalrx/store`: one store interface (`types.ts`). IndexedDB implements it in
+ * the page (`idb.browser.ts`), a directory of files under Node
+ * (`files.node.ts`); import those directly where the platform is known.
+ */
 export type * from "./types.ts";
 export { StoreError } from "./errors.ts";
+export { resumePoint } from "./resume.ts";
+export { buildExport, importInto } from "./portable.ts";
+export { encodeTrace, decodeTrace, checkExport } from "./codec.ts";
