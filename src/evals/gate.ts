@@ -117,6 +117,18 @@ export function gateMetricNames(gate: Gate): string[] {
 }
 
 /**
+ * Can this gate judge runs of an eval with these metrics? Throws, naming the
+ * metric and the eval's metrics, when it cannot — before anything is run.
+ *
+ * @example validateGate(Gate({ threshold: { acc: 0.8 } }), ["pass", "yesNo"]) // throws "the gate names 'acc', which is not a metric of this eval; metrics are ['pass', 'yesNo']"
+ */
+export function validateGate(spec: Gate | GateInit, metrics: readonly string[]): Gate {
+  const g = Gate(spec);
+  checkMetrics(gateMetricNames(g), metrics, "the gate");
+  return g;
+}
+
+/**
  * Does this run pass? In order of precedence:
  * - error budget: more than `maxErrorRate` of trials errored → `error` (exit 3);
  * - must-pass tier: a case tagged `mustPassTag` that failed any trial → `fail`;
@@ -131,8 +143,7 @@ export function gateMetricNames(gate: Gate): string[] {
  *   // { verdict: "fail", exitCode: 1, reasons: ["pass: −24.0 pts [−37.1, −13.2] (95% CI), p = 0.000488 (exact McNemar…) — tolerance 3.0 pts → fail"], … }
  */
 export function gate(run: RunView, spec: Gate | GateInit, baseline?: RunView): GateResult {
-  const g = Gate(spec);
-  checkMetrics(gateMetricNames(g), run.metrics, "the gate");
+  const g = validateGate(spec, run.metrics);
   if (g.baseline !== undefined && !baseline)
     throw new Error(`the gate compares with baseline '${g.baseline}', but no baseline run was given`);
   if (baseline && baseline.evalKey !== run.evalKey)
@@ -246,7 +257,7 @@ export function gate(run: RunView, spec: Gate | GateInit, baseline?: RunView): G
   if (verdict === "pass" && reasons.length === 0) {
     const parts = [
       ...checks.map((c) => `${c.metric} ${(c.mean * 100).toFixed(1)}% ≥ floor ${(c.floor * 100).toFixed(1)}%`),
-      ...(mustPass ? [`all ${mustPass.cases} '${mustPass.tag}' case(s) passed`] : []),
+      ...(mustPass?.cases ? [`all ${mustPass.cases} '${mustPass.tag}' case(s) passed`] : []),
     ];
     reasons.push(parts.length ? parts.join("; ") : "nothing to check failed (no threshold, no baseline)");
   }

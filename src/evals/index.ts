@@ -58,6 +58,8 @@ export {
   Gate,
   gate,
   gatedMetrics,
+  gateMetricNames,
+  validateGate,
   type GateInit,
   type GateResult,
   type GateVerdict,

@@ -10,7 +10,7 @@ import { exact } from "./evaluators/exact.ts";
 import { judge } from "./evaluators/judge.ts";
 import { yesNo } from "./evaluators/yes-no.ts";
 import { gate, Gate } from "./gate.ts";
-import { loadRun, rescore, resolveBaseline, runEval } from "./run.ts";
+import { loadRun, rescore, resolveBaseline, runEval, trialSeed } from "./run.ts";
 
 /** A scripted model: answers from a table; "boom" prompts throw; every call is counted. */
 class ScriptedModel implements Model {
@@ -134,6 +134,9 @@ describe("runEval", () => {
     const items = await store.items(first.run.id);
     expect(items.map((i) => i.index)).toEqual(Array.from({ length: 30 }, (_, i) => i));
     expect((await store.progress(first.run.id))!.done).toBe(30);
+    // without a declared seed, a trial's seed comes from the run id: the resumed trials drew what they would have
+    const expected = cases.flatMap((c) => [0, 1, 2].map((r) => trialSeed(`run:${first.run.id}`, c.id, r)));
+    expect(new Set([...model.calls, ...again.calls].map((c) => c.seed))).toEqual(new Set(expected));
     // a different plan cannot resume it
     await expect(
       runEval({
@@ -164,6 +167,22 @@ describe("runEval", () => {
     await expect(rescore(store, run.id, [j], { cases })).rejects.toThrow(/a judge needs a new run/);
     const edited = cases.map((c) => (c.id === "q4" ? { ...c, expected: "yes" } : c));
     await expect(rescore(store, run.id, [yesNo()], { cases: edited })).rejects.toThrow(/case 'q4' changed/);
+  });
+
+  it("two runs draw independent samples unless a seed is declared", async () => {
+    const seeds = async (seed?: number) => {
+      const model = new ScriptedModel(() => "yes");
+      await runEval({
+        store,
+        dataset: { id: "toy", cases },
+        model,
+        evaluators: [yesNo()],
+        generation: { temperature: 1, ...(seed !== undefined ? { seed } : {}) },
+      });
+      return model.calls.map((c) => c.seed);
+    };
+    expect(await seeds()).not.toEqual(await seeds());
+    expect(await seeds(7)).toEqual(await seeds(7));
   });
 
   it("'latest' is the last finished run of the same eval before this one", async () => {

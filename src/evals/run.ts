@@ -15,7 +15,10 @@ export interface GenerationSettings {
   readonly temperature?: number;
   readonly maxNewTokens?: number;
   readonly topK?: number;
-  /** Base seed; each trial's seed is derived from it, the case id and the repeat, so a resumed run draws the same. */
+  /**
+   * Base seed; each trial's seed is derived from it, the case id and the repeat. Without it the run id is the base:
+   * runs are independent draws, and a resumed run still draws what it would have.
+   */
   readonly seed?: number;
   readonly stop?: readonly string[];
 }
@@ -73,8 +76,15 @@ function clusterValue(row: FailureCase, field: string): string | undefined {
   return v === undefined || v === null ? undefined : String(v);
 }
 
-/** A 32-bit seed for one trial, stable across machines and resumes. */
-export function trialSeed(base: number, caseId: string, repeat: number): number {
+/**
+ * A 32-bit seed for one trial, stable across machines and resumes. With a
+ * declared base seed every run draws the same samples (reproducible); without
+ * one the base is the run id, so two runs of one eval are independent draws
+ * (what an A/A calibration needs) and a resumed run still draws what it would have.
+ *
+ * @example trialSeed("run:pope-20261130T101500Z", "pope-random-0001", 2) // a fixed 32-bit integer
+ */
+export function trialSeed(base: number | string, caseId: string, repeat: number): number {
   return parseInt(sha256Hex(`${base}\u0000${caseId}\u0000${repeat}`).slice(0, 8), 16) | 0;
 }
 
@@ -140,7 +150,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunResult> {
       temperature: gen.temperature ?? 0,
       maxNewTokens: gen.maxNewTokens ?? null,
       topK: gen.topK ?? null,
-      seed: gen.seed ?? 0,
+      seed: gen.seed ?? null,
       stop: gen.stop ? [...gen.stop] : null,
       repeats,
     },
@@ -197,6 +207,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunResult> {
     ]);
   }
   const runId = record.id;
+  const seedBase = gen.seed !== undefined ? gen.seed : `run:${runId}`;
 
   const pending: number[] = [];
   for (let i = 0; i < total; i++) if (!done.has(i)) pending.push(i);
@@ -241,7 +252,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunResult> {
         };
         output = await model.generate(input, {
           temperature: gen.temperature ?? 0,
-          seed: trialSeed(gen.seed ?? 0, row.id, repeat),
+          seed: trialSeed(seedBase, row.id, repeat),
           ...(gen.maxNewTokens !== undefined ? { maxNewTokens: gen.maxNewTokens } : {}),
           ...(gen.topK !== undefined ? { topK: gen.topK } : {}),
           ...(gen.stop ? { stop: gen.stop } : {}),

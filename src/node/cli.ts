@@ -17,6 +17,11 @@ export interface Command {
  */
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   explore: () => import("./commands/explore.ts"),
+  eval: () => import("./commands/eval.ts"),
+  gate: () => import("./commands/gate.ts"),
+  compare: () => import("./commands/compare.ts"),
+  calibrate: () => import("./commands/calibrate.ts"),
+  power: () => import("./commands/power.ts"),
 };
 
 async function loadCommand(name: string): Promise<Command | undefined> {

@@ -1,0 +1,86 @@
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { loadRun, resolveBaseline, runView, type RunView } from "../evals/index.ts";
+import { FileStore } from "../store/files.node.ts";
+import type { RunExport } from "../store/types.ts";
+
+/** The CLI's default store directory. */
+export const DEFAULT_STORE = ".evalrx";
+
+/** Parses a command's arguments strictly; an unknown option throws a one-line error naming the known ones. */
+export function parseCommandArgs<T extends NonNullable<ParseArgsConfig["options"]>>(
+  args: string[],
+  options: T,
+  usage: string,
+) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    const known = Object.keys(options).map((o) => `--${o}`);
+    throw new Error(
+      `${(error as Error).message.split("\n")[0]}; options are ${known.join(", ")} (usage: ${usage.split("\n")[0]})`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/** A number from an option, or a one-line error saying what was expected. */
+export function numberOption(name: string, value: string | undefined, example: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n))
+    throw new Error(`--${name} '${value}' is not a number; e.g. --${name} ${example}`);
+  return n;
+}
+
+/** `name=value` pairs (repeatable options like `--metric pass=0.03`), numbers checked. */
+export function pairsOption(name: string, values: readonly string[] | undefined, example: string) {
+  const bare: string[] = [];
+  const pairs: Record<string, number> = {};
+  for (const v of values ?? []) {
+    const i = v.indexOf("=");
+    if (i < 0) {
+      bare.push(v);
+      continue;
+    }
+    const key = v.slice(0, i);
+    const n = numberOption(name, v.slice(i + 1), example);
+    if (!key) throw new Error(`--${name} '${v}' names no metric; e.g. --${name} ${example}`);
+    pairs[key] = n!;
+  }
+  return { bare, pairs };
+}
+
+export async function openStore(dir: string | undefined): Promise<FileStore> {
+  return FileStore.open(dir ?? DEFAULT_STORE);
+}
+
+/**
+ * A run named on the command line: a run file exported from the page (a path
+ * to a `.json` file), or a run id in the store.
+ */
+export async function readRun(store: FileStore, ref: string): Promise<RunView> {
+  if (existsSync(ref) && statSync(ref).isFile()) {
+    let data: RunExport;
+    try {
+      data = JSON.parse(readFileSync(ref, "utf8")) as RunExport;
+    } catch (error) {
+      throw new Error(`run file '${ref}' is not JSON: ${(error as Error).message}`, { cause: error });
+    }
+    if (data?.format !== "evalrx-run" || !data.run || !Array.isArray(data.items))
+      throw new Error(`'${ref}' is not an exported run (expected {"format": "evalrx-run", "run": …, "items": […]})`);
+    return runView(data.run, data.items);
+  }
+  if (!(await store.getRun(ref)))
+    throw new Error(`unknown run '${ref}': no such run in the store at ${store.root}/ and no such run file`);
+  return loadRun(store, ref);
+}
+
+/** The baseline a gate names, read from a run file, the store, or `latest`. */
+export async function readBaseline(store: FileStore, run: RunView, ref: string): Promise<RunView> {
+  return ref === "latest" ? resolveBaseline(store, run, "latest") : readRun(store, ref);
+}
+
+export const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
