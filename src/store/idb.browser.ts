@@ -1,0 +1,458 @@
+import { deleteDB, openDB, type IDBPDatabase } from "idb";
+import {
+  arrayBytes,
+  byNewest,
+  bytesToArray,
+  checkTrace,
+  imageHex,
+  imageType,
+  matchesFilter,
+  sha256Hex,
+} from "./codec.ts";
+import { StoreError } from "./errors.ts";
+import { buildExport, importInto } from "./portable.ts";
+import type {
+  DatasetRecord,
+  EventInput,
+  EventRecord,
+  ExportOptions,
+  ImageRecord,
+  ItemRecord,
+  RunExport,
+  RunFilter,
+  RunProgress,
+  RunRecord,
+  ScoreRecord,
+  StorageUsage,
+  Store,
+  StoredCase,
+  TraceRecord,
+} from "./types.ts";
+
+const VERSION = 1;
+/** Trace arrays are split into chunks of this many bytes, so no single record is huge. */
+const TRACE_CHUNK = 1 << 20;
+/** An array key greater than every string after the given prefix (arrays sort after strings in IndexedDB). */
+const HIGH: never[] = [];
+
+interface StoredTraceChunk {
+  readonly runId: string;
+  readonly caseId: string;
+  readonly repeat: number;
+  readonly name: string;
+  readonly chunk: number;
+  readonly chunks: number;
+  readonly type: string;
+  readonly shape: readonly number[];
+  readonly axes: readonly string[];
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * The store in the page: IndexedDB through `idb`. Every method is one
+ * transaction, so `appendItems` stores items and progress together or not at
+ * all, and a tab closed mid-run loses at most the item being judged.
+ * A write refused for quota rejects with a `StoreError` (`quota: true`)
+ * saying that nothing of that write was kept and earlier writes are intact.
+ */
+export class IdbStore implements Store {
+  readonly #db: IDBPDatabase;
+  readonly name: string;
+
+  private constructor(db: IDBPDatabase, name: string) {
+    this.#db = db;
+    this.name = name;
+  }
+
+  /** Opens (creating or upgrading) the database `name`. */
+  static async open(name = "evalrx"): Promise<IdbStore> {
+    const db = await openDB(name, VERSION, {
+      upgrade(db) {
+        db.createObjectStore("datasets", { keyPath: "id" });
+        db.createObjectStore("cases", { keyPath: ["datasetId", "id"] });
+        db.createObjectStore("images", { keyPath: "hash" });
+        db.createObjectStore("runs", { keyPath: "id" });
+        db.createObjectStore("items", { keyPath: ["runId", "index"] });
+        db.createObjectStore("progress", { keyPath: "runId" });
+        db.createObjectStore("events", { keyPath: ["runId", "seq"] });
+        db.createObjectStore("traces", { keyPath: ["runId", "caseId", "repeat", "name", "chunk"] });
+        db.createObjectStore("scores", { keyPath: ["runId", "name"] });
+      },
+      blocking() {
+        // A newer version of the app wants to upgrade: let it.
+        db.close();
+      },
+    });
+    return new IdbStore(db, name);
+  }
+
+  /** Deletes the whole database `name` (tests, "forget everything" in the UI). */
+  static async destroy(name: string): Promise<void> {
+    await deleteDB(name);
+  }
+
+  // Datasets and cases.
+
+  async putDataset(dataset: DatasetRecord, cases?: readonly StoredCase[]): Promise<void> {
+    if (cases) checkCases(dataset.id, cases);
+    await guard(async () => {
+      const tx = this.#db.transaction(["datasets", "cases"], "readwrite");
+      if (cases) {
+        const store = tx.objectStore("cases");
+        await store.delete(IDBKeyRange.bound([dataset.id], [dataset.id, HIGH]));
+        for (const c of cases) quiet(store.put(c));
+      }
+      quiet(tx.objectStore("datasets").put(dataset));
+      await tx.done;
+    }, "putDataset");
+  }
+
+  async addCases(datasetId: string, cases: readonly StoredCase[]): Promise<number> {
+    checkCases(datasetId, cases);
+    return guard(async () => {
+      const tx = this.#db.transaction("cases", "readwrite");
+      const keys = await Promise.all(cases.map((c) => tx.store.getKey([datasetId, c.id])));
+      let added = 0;
+      cases.forEach((c, i) => {
+        if (keys[i] !== undefined) return;
+        quiet(tx.store.put(c));
+        added++;
+      });
+      await tx.done;
+      return added;
+    }, "addCases");
+  }
+
+  async getDataset(id: string): Promise<DatasetRecord | undefined> {
+    return this.#db.get("datasets", id);
+  }
+
+  async listDatasets(): Promise<DatasetRecord[]> {
+    return this.#db.getAll("datasets");
+  }
+
+  async cases(datasetId: string): Promise<StoredCase[]> {
+    return this.#db.getAll("cases", IDBKeyRange.bound([datasetId], [datasetId, HIGH]));
+  }
+
+  async getCase(datasetId: string, caseId: string): Promise<StoredCase | undefined> {
+    return this.#db.get("cases", [datasetId, caseId]);
+  }
+
+  async deleteDataset(id: string): Promise<void> {
+    const tx = this.#db.transaction(["datasets", "cases"], "readwrite");
+    quiet(tx.objectStore("cases").delete(IDBKeyRange.bound([id], [id, HIGH])));
+    quiet(tx.objectStore("datasets").delete(id));
+    await tx.done;
+  }
+
+  // Images.
+
+  async putImage(bytes: Uint8Array, type?: string): Promise<string> {
+    const hash = `sha256:${sha256Hex(bytes)}`;
+    await guard(async () => {
+      const tx = this.#db.transaction("images", "readwrite");
+      if ((await tx.store.getKey(hash)) === undefined)
+        quiet(tx.store.put({ hash, bytes: bytes.slice(), type: type ?? imageType(bytes) }));
+      await tx.done;
+    }, "putImage");
+    return hash;
+  }
+
+  async getImage(hash: string): Promise<ImageRecord | undefined> {
+    return this.#db.get("images", `sha256:${imageHex(hash)}`);
+  }
+
+  async hasImage(hash: string): Promise<boolean> {
+    return (await this.#db.getKey("images", `sha256:${imageHex(hash)}`)) !== undefined;
+  }
+
+  // Runs.
+
+  async createRun(run: RunRecord): Promise<void> {
+    await guard(async () => {
+      const tx = this.#db.transaction("runs", "readwrite");
+      if ((await tx.store.getKey(run.id)) !== undefined) {
+        abort(tx);
+        throw new StoreError(`createRun(): a run '${run.id}' already exists`);
+      }
+      quiet(tx.store.add(run));
+      await tx.done;
+    }, "createRun");
+  }
+
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    return this.#db.get("runs", id);
+  }
+
+  async listRuns(filter?: RunFilter): Promise<RunRecord[]> {
+    const runs: RunRecord[] = await this.#db.getAll("runs");
+    return runs.filter((r) => matchesFilter(r, filter)).sort(byNewest);
+  }
+
+  async updateRun(
+    id: string,
+    changes: Partial<Pick<RunRecord, "status" | "finishedAt" | "summary" | "config">>,
+  ): Promise<void> {
+    await guard(async () => {
+      const tx = this.#db.transaction("runs", "readwrite");
+      const run: RunRecord | undefined = await tx.store.get(id);
+      if (!run) {
+        abort(tx);
+        throw new StoreError(`updateRun(): no run '${id}'`);
+      }
+      quiet(tx.store.put({ ...run, ...changes }));
+      await tx.done;
+    }, "updateRun");
+  }
+
+  async deleteRun(id: string): Promise<void> {
+    const stores = ["runs", "items", "progress", "events", "traces", "scores"] as const;
+    const tx = this.#db.transaction([...stores], "readwrite");
+    quiet(tx.objectStore("runs").delete(id));
+    quiet(tx.objectStore("progress").delete(id));
+    for (const name of ["items", "events", "traces", "scores"] as const)
+      quiet(tx.objectStore(name).delete(IDBKeyRange.bound([id], [id, HIGH])));
+    await tx.done;
+  }
+
+  async appendItems(runId: string, items: readonly ItemRecord[], progress: Omit<RunProgress, "runId">): Promise<void> {
+    const seen = new Set<number>();
+    for (const item of items) {
+      if (item.runId !== runId)
+        throw new StoreError(`appendItems(): item ${item.index} belongs to run '${item.runId}', not '${runId}'`);
+      if (seen.has(item.index))
+        throw new StoreError(
+          `appendItems(): item ${item.index} of run '${runId}' is already stored; each item is judged once`,
+        );
+      seen.add(item.index);
+    }
+    await guard(async () => {
+      const tx = this.#db.transaction(["runs", "items", "progress"], "readwrite");
+      const [run, ...existing] = await Promise.all([
+        tx.objectStore("runs").getKey(runId),
+        ...items.map((item) => tx.objectStore("items").getKey([runId, item.index])),
+      ]);
+      if (run === undefined) {
+        abort(tx);
+        throw new StoreError(`appendItems(): no run '${runId}'; create it with createRun() first`);
+      }
+      const duplicate = items.find((_, i) => existing[i] !== undefined);
+      if (duplicate) {
+        abort(tx);
+        throw new StoreError(
+          `appendItems(): item ${duplicate.index} of run '${runId}' is already stored; each item is judged once`,
+          { items: 0 },
+        );
+      }
+      for (const item of items) quiet(tx.objectStore("items").add(item));
+      quiet(tx.objectStore("progress").put({ ...progress, runId }));
+      await tx.done;
+    }, "appendItems");
+  }
+
+  async items(runId: string): Promise<ItemRecord[]> {
+    return this.#db.getAll("items", IDBKeyRange.bound([runId], [runId, HIGH]));
+  }
+
+  async progress(runId: string): Promise<RunProgress | undefined> {
+    return this.#db.get("progress", runId);
+  }
+
+  async appendEvents(runId: string, events: readonly EventInput[]): Promise<EventRecord[]> {
+    return guard(async () => {
+      const tx = this.#db.transaction(["runs", "events"], "readwrite");
+      if ((await tx.objectStore("runs").getKey(runId)) === undefined) {
+        abort(tx);
+        throw new StoreError(`appendEvents(): no run '${runId}'; create it with createRun() first`);
+      }
+      const store = tx.objectStore("events");
+      const last = await store.openKeyCursor(IDBKeyRange.bound([runId], [runId, HIGH]), "prev");
+      let seq = last ? (last.key as [string, number])[1] + 1 : 0;
+      const now = new Date().toISOString();
+      const records: EventRecord[] = events.map((e) => ({ ...e, runId, seq: seq++, ts: e.ts ?? now }));
+      for (const r of records) quiet(store.add(r));
+      await tx.done;
+      return records;
+    }, "appendEvents");
+  }
+
+  async events(runId: string, fromSeq = 0): Promise<EventRecord[]> {
+    return this.#db.getAll("events", IDBKeyRange.bound([runId, fromSeq], [runId, Infinity]));
+  }
+
+  async putTraces(traces: readonly TraceRecord[]): Promise<void> {
+    for (const trace of traces) checkTrace(trace);
+    await guard(async () => {
+      const tx = this.#db.transaction(["runs", "traces"], "readwrite");
+      const runIds = [...new Set(traces.map((t) => t.runId))];
+      const known = await Promise.all(runIds.map((id) => tx.objectStore("runs").getKey(id)));
+      const missing = runIds.find((_, i) => known[i] === undefined);
+      if (missing !== undefined) {
+        abort(tx);
+        throw new StoreError(`putTraces(): no run '${missing}'; create it with createRun() first`);
+      }
+      const store = tx.objectStore("traces");
+      for (const t of traces) {
+        const key = [t.runId, t.caseId, t.repeat, t.name];
+        quiet(store.delete(IDBKeyRange.bound([...key, 0], [...key, Infinity])));
+        const bytes = arrayBytes(t.data);
+        const chunks = Math.max(1, Math.ceil(bytes.byteLength / TRACE_CHUNK));
+        for (let chunk = 0; chunk < chunks; chunk++) {
+          const record: StoredTraceChunk = {
+            runId: t.runId,
+            caseId: t.caseId,
+            repeat: t.repeat,
+            name: t.name,
+            chunk,
+            chunks,
+            type: t.data[Symbol.toStringTag],
+            shape: t.shape,
+            axes: t.axes,
+            bytes: bytes.slice(chunk * TRACE_CHUNK, (chunk + 1) * TRACE_CHUNK),
+          };
+          quiet(store.put(record));
+        }
+      }
+      await tx.done;
+    }, "putTraces");
+  }
+
+  async traces(
+    runId: string,
+    filter: { readonly caseId?: string; readonly name?: string } = {},
+  ): Promise<TraceRecord[]> {
+    const range =
+      filter.caseId !== undefined
+        ? IDBKeyRange.bound([runId, filter.caseId], [runId, filter.caseId, HIGH])
+        : IDBKeyRange.bound([runId], [runId, HIGH]);
+    const chunks: StoredTraceChunk[] = await this.#db.getAll("traces", range);
+    const out: TraceRecord[] = [];
+    for (let i = 0; i < chunks.length;) {
+      const first = chunks[i]!;
+      const parts = chunks.slice(i, i + first.chunks);
+      i += first.chunks;
+      if (filter.name !== undefined && first.name !== filter.name) continue;
+      const size = parts.reduce((n, p) => n + p.bytes.byteLength, 0);
+      const bytes = new Uint8Array(size);
+      let at = 0;
+      for (const p of parts) {
+        bytes.set(p.bytes, at);
+        at += p.bytes.byteLength;
+      }
+      out.push({
+        runId: first.runId,
+        caseId: first.caseId,
+        repeat: first.repeat,
+        name: first.name,
+        shape: first.shape,
+        axes: first.axes,
+        data: bytesToArray(first.type, bytes),
+      });
+    }
+    return out;
+  }
+
+  async putScores(scores: readonly ScoreRecord[]): Promise<void> {
+    await guard(async () => {
+      const tx = this.#db.transaction(["runs", "scores"], "readwrite");
+      const runIds = [...new Set(scores.map((s) => s.runId))];
+      const known = await Promise.all(runIds.map((id) => tx.objectStore("runs").getKey(id)));
+      const missing = runIds.find((_, i) => known[i] === undefined);
+      if (missing !== undefined) {
+        abort(tx);
+        throw new StoreError(`putScores(): no run '${missing}'; create it with createRun() first`);
+      }
+      for (const s of scores) quiet(tx.objectStore("scores").put(s));
+      await tx.done;
+    }, "putScores");
+  }
+
+  async scores(runId: string): Promise<ScoreRecord[]> {
+    return this.#db.getAll("scores", IDBKeyRange.bound([runId], [runId, HIGH]));
+  }
+
+  // Export / import.
+
+  async exportRun(runId: string, options: ExportOptions = {}): Promise<RunExport> {
+    const run = await this.getRun(runId);
+    if (!run) throw new StoreError(`exportRun(): no run '${runId}'`);
+    return buildExport(this, run, options);
+  }
+
+  async importRun(data: RunExport): Promise<void> {
+    await importInto(this, data);
+  }
+
+  /** What this origin stores and may store (the browser's estimate), and whether storage is persistent. */
+  async usage(): Promise<StorageUsage> {
+    const storage = navigator.storage;
+    if (!storage?.estimate) return { persisted: false };
+    const [estimate, persisted] = await Promise.all([storage.estimate(), storage.persisted?.() ?? false]);
+    return {
+      ...(estimate.usage !== undefined && { usage: estimate.usage }),
+      ...(estimate.quota !== undefined && { quota: estimate.quota }),
+      persisted,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#db.close();
+  }
+}
+
+/**
+ * Asks the browser to keep this origin's data under storage pressure
+ * (`navigator.storage.persist()`); returns whether it agreed. Call it once
+ * the user has something worth keeping (the first import or run).
+ */
+export async function requestPersistentStorage(): Promise<boolean> {
+  if (!navigator.storage?.persist) return false;
+  if (await navigator.storage.persisted()) return true;
+  return navigator.storage.persist();
+}
+
+/** Queued requests settle with the transaction; their own rejections are reported by `tx.done`. */
+function quiet(request: Promise<unknown>): void {
+  request.catch(() => undefined);
+}
+
+/** Rolls a transaction back without leaving its `done` promise rejected and unobserved. */
+function abort(tx: { abort(): void; readonly done: Promise<void> }): void {
+  tx.done.catch(() => undefined);
+  tx.abort();
+}
+
+function checkCases(datasetId: string, cases: readonly StoredCase[]) {
+  const seen = new Set<string>();
+  for (const c of cases) {
+    if (c.datasetId !== datasetId)
+      throw new StoreError(`case '${c.id}' belongs to dataset '${c.datasetId}', not '${datasetId}'`);
+    if (seen.has(c.id))
+      throw new StoreError(`case id '${c.id}' appears twice in one write; ids are unique per dataset`);
+    seen.add(c.id);
+  }
+}
+
+/** Runs one transaction's work and turns storage failures into a `StoreError` saying what was kept. */
+async function guard<T>(work: () => Promise<T>, what: string): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof StoreError) throw error;
+    const name = (error as DOMException)?.name;
+    if (name === "QuotaExceededError")
+      throw new StoreError(
+        `${what}(): the browser's storage quota is used up; nothing of this write was kept (earlier writes are intact). ` +
+          "Free space (delete old runs or traces) and resume.",
+        { items: 0, cases: 0 },
+        true,
+        { cause: error },
+      );
+    if (name === "AbortError" || name === "ConstraintError" || name === "UnknownError")
+      throw new StoreError(`${what}(): the write was rolled back (${name}: ${(error as Error).message})`, {}, false, {
+        cause: error,
+      });
+    throw error;
+  }
+}
