@@ -2,8 +2,10 @@ import { defaultClientConditions, type Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { svelte } from "@sveltejs/vite-plugin-svelte";
 import { playwright } from "@vitest/browser-playwright";
-import { createReadStream, existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { spawn } from "node:child_process";
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, normalize, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { chromiumPath, chromiumArgs } from "./src/node/chromium.mjs";
 
@@ -36,6 +38,85 @@ function onnxRuntimeAssets(): Plugin {
   };
 }
 
+/**
+ * The bundled models (`models/<name>/…`, not in public/) served under
+ * `/models/` in dev and copied into the build. Missing files answer 404, never
+ * index.html: a fallback page would poison transformers.js's cache.
+ */
+function bundledModels(): Plugin {
+  const root = join(dirname(fileURLToPath(import.meta.url)), "models");
+  const shipped = (dir: string): string[] =>
+    readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+      const rel = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) return shipped(rel);
+      return /\.(json|onnx|md|txt)$/.test(entry.name) ? [rel] : [];
+    });
+  const modelDirs = () =>
+    existsSync(root)
+      ? readdirSync(root, { withFileTypes: true })
+          .filter((d) => d.isDirectory() && existsSync(join(root, d.name, "config.json")))
+          .map((d) => d.name)
+      : [];
+  return {
+    name: "evalrx:bundled-models",
+    configureServer(server) {
+      server.middlewares.use("/models/", (req, res) => {
+        const path = decodeURIComponent((req.url ?? "").split("?")[0]!).replace(/^\/+/, "");
+        const file = normalize(join(root, path));
+        const servable =
+          file.startsWith(root + sep) && !path.split("/").includes("..") && modelDirs().includes(path.split("/")[0]!);
+        if (!servable || !existsSync(file) || !statSync(file).isFile() || !/\.(json|onnx|md|txt)$/.test(file)) {
+          res.statusCode = 404;
+          res.setHeader("Content-Type", "text/plain");
+          res.end(`no model file ${path}`);
+          return;
+        }
+        res.setHeader("Content-Type", file.endsWith(".json") ? "application/json" : "application/octet-stream");
+        createReadStream(file).pipe(res);
+      });
+    },
+    configurePreviewServer(server) {
+      // `vite preview` would answer a missing file with index.html: 404 instead.
+      server.middlewares.use("/models/", (req, res, next) => {
+        const path = decodeURIComponent((req.url ?? "").split("?")[0]!).replace(/^\/+/, "");
+        const file = resolve(server.config.root, server.config.build.outDir, "models", path);
+        if (!path.split("/").includes("..") && existsSync(file) && statSync(file).isFile()) return next();
+        res.statusCode = 404;
+        res.end(`no model file ${path}`);
+      });
+    },
+    generateBundle() {
+      for (const dir of modelDirs())
+        for (const rel of shipped(dir))
+          this.emitFile({ type: "asset", fileName: `models/${rel}`, source: readFileSync(join(root, rel)) });
+    },
+  };
+}
+
+/**
+ * Node-side reference runs for browser tests (`commands.nodeModelRun` in
+ * Vitest browser mode): runs the same request through onnxruntime-node in a
+ * child process, so Chromium results can be compared with Node's.
+ */
+function nodeModelRun(_context: unknown, request: unknown): Promise<unknown> {
+  return new Promise((resolvePromise, reject) => {
+    const script = fileURLToPath(new URL("./src/models/bench/node-reference.node.ts", import.meta.url));
+    const child = spawn(process.execPath, ["--import", "tsx", script], { stdio: ["pipe", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk) => (out += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code !== 0) return reject(new Error(`node reference run exited with ${code}`));
+      try {
+        resolvePromise(JSON.parse(out));
+      } catch (error) {
+        reject(new Error(`node reference run printed no JSON: ${out.slice(0, 200)}`, { cause: error }));
+      }
+    });
+    child.stdin.end(JSON.stringify(request));
+  });
+}
+
 /** Cross-origin isolation, so ONNX Runtime Web may use threads (SharedArrayBuffer). */
 const isolation = {
   "Cross-Origin-Opener-Policy": "same-origin",
@@ -43,7 +124,7 @@ const isolation = {
 };
 
 export default defineConfig({
-  plugins: [svelte(), onnxRuntimeAssets()],
+  plugins: [svelte(), onnxRuntimeAssets(), bundledModels()],
   server: { host: "localhost", headers: isolation },
   preview: { host: "localhost", headers: isolation },
   // The extern-wasm build of onnxruntime-web does not make the bundler copy its wasm: `/ort/` serves it.
@@ -88,6 +169,7 @@ export default defineConfig({
               launchOptions: { executablePath: chromiumPath() ?? "/usr/bin/chromium", args: chromiumArgs },
             }),
             instances: [{ browser: "chromium" }],
+            commands: { nodeModelRun },
           },
         },
       },

@@ -1,7 +1,19 @@
 /// <reference lib="webworker" />
 import { expose } from "comlink";
+import type { Capability } from "../src/core/capability.ts";
+import type { CaptureOptions, ModelInput, ModelSpec, Progress, Trace } from "../src/core/model.ts";
 import { chooseBackend, type BackendChoice, type GpuLike } from "../src/models/backend-choice.ts";
+import {
+  loadOrtModel,
+  type AttentionSource,
+  type Generation,
+  type OrtGenerateOptions,
+  type OrtModel,
+} from "../src/models/ort-model.ts";
 import { configureOrtWasm } from "../src/models/ort-env.browser.ts";
+import { droppedFiles, fetchFiles, webSessions } from "../src/models/ort-session.browser.ts";
+import type { FileSource } from "../src/models/session.ts";
+import { getSpec } from "../src/models/specs/index.ts";
 
 /** What the page learns when the model worker starts: the engine it will use and a WASM self-test. */
 export interface RuntimeStatus {
@@ -16,7 +28,82 @@ export interface RuntimeStatus {
   };
 }
 
+/** Where the worker should get a model's files. */
+export type ModelSource =
+  | { readonly kind: "bundled"; readonly key: string }
+  | { readonly kind: "url"; readonly url: string; readonly key?: string }
+  | { readonly kind: "files"; readonly files: ReadonlyMap<string, Blob> | readonly File[]; readonly key: string }
+  | { readonly kind: "hub"; readonly id: string };
+
+export interface WorkerLoadOptions {
+  /** "auto" (default): WebGPU when an adapter exists, else WASM. */
+  readonly device?: "auto" | "webgpu" | "wasm";
+}
+
+/** A loaded model's status, as the page shows it. */
+export interface ModelStatus {
+  readonly key: string;
+  readonly spec: ModelSpec;
+  readonly capabilities: readonly Capability[];
+  readonly attention: AttentionSource;
+  /** The engine the model runs on and why. */
+  readonly choice: BackendChoice;
+  /** Model files read while loading (paths relative to the model folder). */
+  readonly filesRead: readonly string[];
+}
+
 const ort = configureOrtWasm();
+let model: OrtModel | undefined;
+let modelStatus: ModelStatus | undefined;
+let current: AbortController | undefined;
+
+function sourceFiles(source: ModelSource, read: string[]): { files: FileSource; key: string; where: string } {
+  const base = import.meta.env.BASE_URL;
+  const counted =
+    (files: FileSource): FileSource =>
+    (path) => (read.push(path), files(path));
+  switch (source.kind) {
+    case "bundled": {
+      const spec = getSpec(source.key);
+      if (!spec) throw new Error(`no bundled model '${source.key}'; bundled models are tiny-vlm and tiny-lm`);
+      const where = new URL(`${base}${spec.source}/`, self.location.origin).href;
+      return { files: counted(fetchFiles(where)), key: spec.key, where };
+    }
+    case "url":
+      return { files: counted(fetchFiles(source.url)), key: source.key ?? source.url, where: source.url };
+    case "files":
+      return { files: counted(droppedFiles(source.files as never)), key: source.key, where: "the dropped folder" };
+    case "hub": {
+      if (!/^[\w.-]+\/[\w.-]+$/.test(source.id)) throw new Error(`'${source.id}' is not a hub id (owner/name)`);
+      const where = `https://huggingface.co/${source.id}/resolve/main/`;
+      return { files: counted(fetchFiles(where)), key: source.id, where };
+    }
+  }
+}
+
+async function decideDevice(wanted: WorkerLoadOptions["device"]): Promise<BackendChoice> {
+  if (wanted === "wasm") return { device: "wasm", reason: "WASM was asked for" };
+  const choice = await chooseBackend((navigator as Navigator & { gpu?: GpuLike }).gpu);
+  if (wanted === "webgpu" && choice.device !== "webgpu")
+    throw new Error(`WebGPU was asked for but is unavailable: ${choice.reason}`);
+  return choice;
+}
+
+function requireModel(): OrtModel {
+  if (!model) throw new Error("no model is loaded in this worker: call load() first");
+  return model;
+}
+
+/** Runs one cancellable call; `cancel()` aborts the one in flight. */
+async function cancellable<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  current = controller;
+  try {
+    return await fn(controller.signal);
+  } finally {
+    if (current === controller) current = undefined;
+  }
+}
 
 const api = {
   /** Chooses the backend and proves ONNX Runtime's WASM build loads and runs here. */
@@ -41,6 +128,84 @@ const api = {
     } finally {
       await session.release();
     }
+  },
+
+  /**
+   * Loads one model (replacing any loaded one) on WebGPU when available, else
+   * WASM; a WebGPU failure falls back to WASM with the reason kept in the status.
+   */
+  async load(
+    source: ModelSource,
+    options: WorkerLoadOptions = {},
+    onProgress?: (p: Progress) => void,
+  ): Promise<ModelStatus> {
+    await api.dispose();
+    const read: string[] = [];
+    const { files, key, where } = sourceFiles(source, read);
+    const spec = source.kind === "bundled" ? getSpec(source.key) : undefined;
+    let choice = await decideDevice(options.device);
+    const open = (device: "webgpu" | "wasm") =>
+      cancellable((signal) =>
+        loadOrtModel(files, webSessions(device), {
+          ...(spec ? { spec } : {}),
+          key,
+          source: where,
+          signal,
+          ...(onProgress ? { onProgress: (p: Progress) => void (lastProgress = onProgress(p)) } : {}),
+        }),
+      );
+    let loaded: OrtModel;
+    let lastProgress: unknown;
+    try {
+      loaded = await open(choice.device);
+    } catch (error) {
+      if (choice.device !== "webgpu" || options.device === "webgpu") throw error;
+      choice = { device: "wasm", reason: `WebGPU failed to run this model (${(error as Error).message}); using WASM` };
+      loaded = await open("wasm");
+    }
+    // The page's progress callback runs over its own channel: let the last report arrive before the result.
+    await lastProgress;
+    model = loaded;
+    modelStatus = {
+      key,
+      spec: loaded.spec,
+      capabilities: [...loaded.capabilities],
+      attention: loaded.attention,
+      choice,
+      filesRead: read,
+    };
+    return modelStatus;
+  },
+
+  /** The loaded model's status, or undefined. */
+  modelStatus(): ModelStatus | undefined {
+    return modelStatus;
+  },
+
+  /** Generates an answer (greedy by default; seeded sampling with `temperature`). */
+  async generate(input: ModelInput, options: Omit<OrtGenerateOptions, "signal"> = {}): Promise<Generation> {
+    const m = requireModel();
+    return cancellable((signal) => m.generateTokens(input, { ...options, signal }));
+  },
+
+  /** One teacher-forced forward returning the asked reductions as small typed arrays. */
+  async forward(input: ModelInput, capture: Omit<CaptureOptions, "signal"> = {}): Promise<Trace> {
+    const m = requireModel();
+    return cancellable((signal) => m.forward(input, { ...capture, signal }));
+  },
+
+  /** Cancels the call in flight (it rejects with "… was cancelled"). */
+  cancel(): void {
+    current?.abort();
+  },
+
+  /** Releases the loaded model's sessions. */
+  async dispose(): Promise<void> {
+    current?.abort();
+    const m = model;
+    model = undefined;
+    modelStatus = undefined;
+    await m?.dispose();
   },
 };
 

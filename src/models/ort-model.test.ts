@@ -94,8 +94,10 @@ describe("forward with capture", () => {
     expect(trace.answerPositions).toEqual(Int32Array.of(trace.tokenIds.length - 1));
     const r = trace.reductions;
     expect(r.imageAttentionShare!.shape).toEqual([layers, heads]);
-    for (const v of r.imageAttentionShare!.data)
-      (expect(v).toBeGreaterThanOrEqual(0), expect(v).toBeLessThanOrEqual(1 + 1e-5));
+    for (const v of r.imageAttentionShare!.data) {
+      expect(v).toBeGreaterThanOrEqual(0);
+      expect(v).toBeLessThanOrEqual(1 + 1e-5);
+    }
     expect(r.sinkMass!.shape).toEqual([layers, heads]);
     expect(r.attentionEntropy!.shape).toEqual([layers, heads]);
     expect(r.imageAttentionMap!.shape).toEqual([layers, rows, cols]);
