@@ -15,7 +15,8 @@ export function benjaminiHochberg(p: ArrayLike<number>): number[] {
   let running = 1;
   for (let j = m - 1; j >= 0; j--) {
     const i = order[j]!;
-    running = Math.min(running, (m * values[i]!) / (j + 1));
+    // p·(m/(j+1)) rather than m·p/(j+1): the factor is ≥ 1 exactly, so adjusted p ≥ raw p survives rounding.
+    running = Math.min(running, values[i]! * (m / (j + 1)));
     out[i] = Math.min(1, running);
   }
   return out;

@@ -39,7 +39,8 @@ export type CompareOptions = BootstrapOptions;
  * regressed/fixed/both/neither are reported whenever both runs are 0/1.
  *
  * @example comparePaired([1,1,1,1,1,1,1,1,1,1,0,0], [0,0,0,0,0,0,0,0,0,1,1,1])
- *          // { n: 12, a: 0.833, b: 0.25, diff: −0.583, p: 0.0386 (McNemar 9 vs 2… ), method: "mcnemar-newcombe", regressed: 9, fixed: 2, … }
+ *   // { n: 12, a: 0.833, b: 0.25, diff: −0.583, lo: −0.848, hi: −0.052, p: 0.0654,
+ *   //   method: "mcnemar-newcombe", regressed: 9, fixed: 2, both: 1, neither: 0 }
  */
 export function comparePaired(
   a: ArrayLike<number>,

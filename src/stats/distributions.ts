@@ -12,6 +12,7 @@ import binomialCdfFn from "@stdlib/stats-base-dists-binomial-cdf";
 import normalCdfFn from "@stdlib/stats-base-dists-normal-cdf";
 import normalQuantileFn from "@stdlib/stats-base-dists-normal-quantile";
 import tCdfFn from "@stdlib/stats-base-dists-t-cdf";
+import tQuantileFn from "@stdlib/stats-base-dists-t-quantile";
 
 /** Standard normal cdf Φ(z). */
 export function normalCdf(z: number): number {
@@ -37,6 +38,11 @@ export function zCritical(confidence: number): number {
 /** Student t cdf with `df` degrees of freedom. */
 export function tCdf(t: number, df: number): number {
   return tCdfFn(t, df);
+}
+
+/** Student t quantile with `df` degrees of freedom. */
+export function tQuantile(p: number, df: number): number {
+  return tQuantileFn(p, df);
 }
 
 /** Chi-square upper tail P(X ≥ x), X ~ χ²(k), via the upper regularised gamma Q(k/2, x/2). */

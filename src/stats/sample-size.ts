@@ -27,6 +27,12 @@ function levels(fn: string, alpha: unknown, power: unknown): { za: number; zb: n
   return { za: -normalQuantile(a / 2), zb: normalQuantile(p) };
 }
 
+/** Connor's n before rounding up. */
+function connorN(pd: number, delta: number, za: number, zb: number): number {
+  const root = (za * Math.sqrt(pd) + zb * Math.sqrt(pd - delta * delta)) / delta;
+  return root * root;
+}
+
 /**
  * How many paired cases does a McNemar comparison need to detect a given drop in pass
  * rate? Connor (1987): n = ((z_{1−α/2} √p_d + z_{1−β} √(p_d − δ²)) / δ)², rounded up,
@@ -45,8 +51,7 @@ export function pairedSampleSize(input: SampleSizeInput): number {
     );
   }
   const { za, zb } = levels(fn, o.alpha, o.power);
-  const root = (za * Math.sqrt(pd) + zb * Math.sqrt(pd - delta * delta)) / delta;
-  return Math.ceil(root * root);
+  return Math.ceil(connorN(pd, delta, za, zb));
 }
 
 /**
@@ -63,12 +68,14 @@ export function detectableDrop(input: DetectableDropInput): number {
   const n = positiveInt(fn, "n", o.n);
   const pd = openUnit(fn, "discordance", o.discordance);
   const { za, zb } = levels(fn, o.alpha, o.power);
-  const inner = n + zb * zb - za * za;
-  const delta = inner < 0 ? Infinity : (Math.sqrt(pd) * (Math.sqrt(n) * za + zb * Math.sqrt(inner))) / (n + zb * zb);
-  if (!(delta <= pd)) {
+  // n(δ) falls as δ grows, so some δ ≤ p_d works iff n(p_d) ≤ n.
+  if (!(connorN(pd, pd, za, zb) <= n)) {
     throw new RangeError(
       `${fn}(): with n = ${n} and discordance ${pd}, no drop up to ${pd} reaches the requested power; use more cases`,
     );
   }
+  // Squaring √n·δ − z_α√p_d = z_β√(p_d − δ²) gives a quadratic; its smaller root always makes the
+  // left side negative (spurious), so the larger one is the answer.
+  const delta = (Math.sqrt(pd) * (Math.sqrt(n) * za + zb * Math.sqrt(n + zb * zb - za * za))) / (n + zb * zb);
   return delta;
 }
