@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { FailureCase, GenerateOptions, Model, ModelInput, ModelSpec } from "../core/index.ts";
+import type { FailureCase } from "../core/index.ts";
 import { FileStore } from "../store/files.node.ts";
 import { defineEvaluator } from "./evaluator.ts";
 import { contains } from "./evaluators/contains.ts";
@@ -10,29 +10,8 @@ import { exact } from "./evaluators/exact.ts";
 import { judge } from "./evaluators/judge.ts";
 import { yesNo } from "./evaluators/yes-no.ts";
 import { gate, Gate } from "./gate.ts";
+import { ScriptedModel } from "./testing.ts";
 import { loadRun, rescore, resolveBaseline, runEval, trialSeed } from "./run.ts";
-
-/** A scripted model: answers from a table; "boom" prompts throw; every call is counted. */
-class ScriptedModel implements Model {
-  readonly spec = { key: "scripted" } as ModelSpec;
-  readonly capabilities = new Set<never>();
-  calls: { prompt: string; seed?: number }[] = [];
-  constructor(
-    private readonly answer: (prompt: string, seed: number) => string,
-    private readonly delayMs = 0,
-  ) {}
-  async generate(input: ModelInput, options: GenerateOptions = {}): Promise<string> {
-    this.calls.push({ prompt: input.prompt, seed: options.seed! });
-    if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
-    options.signal?.throwIfAborted();
-    if (input.prompt.includes("boom")) throw new Error("out of memory");
-    return this.answer(input.prompt, options.seed ?? 0);
-  }
-  forward(): never {
-    throw new Error("not used");
-  }
-  async dispose() {}
-}
 
 const cases: FailureCase[] = Array.from({ length: 10 }, (_, i) => ({
   id: `q${i}`,
