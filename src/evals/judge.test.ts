@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runChecks } from "./evaluator.ts";
 import { judge } from "./evaluators/judge.ts";
 import { ctx } from "./evaluators/testing.ts";
-import { memoryJudgeCache, openAICompatibleJudge, parseVerdict, type Judge } from "./judge.ts";
+import { memoryJudgeCache, modelJudge, openAICompatibleJudge, parseVerdict, type Judge } from "./judge.ts";
+import { ScriptedModel } from "./testing.ts";
 
 describe("parseVerdict", () => {
   it("reads PASS/FAIL at the start of the first line, the rest as reason", () => {
@@ -42,6 +43,21 @@ describe("judge evaluator", () => {
     expect(prompts).toHaveLength(2);
     expect(cache.size).toBe(2);
   });
+  it("a local model can judge: greedy, its key in the judge's id and version", async () => {
+    const local = new ScriptedModel(
+      (p) => (p.includes("blue square") ? "FAIL blue square is absent" : "PASS"),
+      0,
+      "tiny-lm",
+    );
+    const j = judge(modelJudge(local), "Names only real objects.");
+    expect(j.parameters).toMatchObject({ judge: "model:tiny-lm" });
+    expect(await j.check(ctx("a blue square", "red circle"))).toMatchObject({
+      passed: false,
+      reason: "blue square is absent",
+    });
+    expect(local.calls[0]!.prompt).toContain("Reply with PASS or FAIL");
+  });
+
   it("an unparsable answer errors the check, the others still run", async () => {
     const vague: Judge = async () => "hmm, hard to say";
     const [outcome] = await runChecks([judge(vague, "r")], ctx("x", "y"));

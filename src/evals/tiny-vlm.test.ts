@@ -8,6 +8,7 @@ import { loadModel, REPO_ROOT } from "../models/load.node.ts";
 import type { OrtModel } from "../models/ort-model.ts";
 import { FileStore } from "../store/files.node.ts";
 import { calibrate } from "./calibrate.ts";
+import { chair } from "./evaluators/chair.ts";
 import { yesNo } from "./evaluators/yes-no.ts";
 import { gate, Gate } from "./gate.ts";
 import { runEval } from "./run.ts";
@@ -83,5 +84,28 @@ describe("eval over the bundled tiny VLM and the demo dataset", () => {
     );
     expect(["pass", "inconclusive"]).toContain(g.verdict);
     expect(g.comparison!.tests[0]!.method).toBe("cluster-bootstrap");
+  });
+
+  it("CHAIR over the demo captions: per-case mentions vs objects present, CHAIR_s and CHAIR_i per run", async () => {
+    const imported = await importDataset(new Uint8Array(readFileSync(join(demo, "captions.jsonl"))), {
+      name: "captions.jsonl",
+    });
+    const captions = select(imported.cases, { sample: 20 });
+    const vocabulary = [...new Set(imported.cases.flatMap((c) => c.meta["objects"] as string[]))].sort();
+    const { run, summary } = await runEval({
+      store,
+      dataset: { id: "captions", cases: captions },
+      model,
+      evaluators: [chair(vocabulary)],
+      generation: { maxNewTokens: 12 },
+      images: async (ref) => new Uint8Array(readFileSync(join(demo, ref))),
+    });
+    const checks = [...run.cases.values()].map((c) => c.trials[0]!.checks["chair"]!);
+    expect(checks.every((c) => !c.errored)).toBe(true);
+    const mentioned = checks.reduce((n, c) => n + (c.data!["mentioned"] as number), 0);
+    const hallucinated = checks.reduce((n, c) => n + (c.data!["hallucinated"] as number), 0);
+    const aggregate = summary.metrics["chair"]!.aggregate!;
+    expect(aggregate["CHAIR_s"]).toBeCloseTo(checks.filter((c) => !c.passed).length / 20, 12);
+    if (mentioned > 0) expect(aggregate["CHAIR_i"]).toBeCloseTo(hallucinated / mentioned, 12);
   });
 });
