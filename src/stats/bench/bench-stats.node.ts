@@ -2,8 +2,9 @@
  * `npm run bench:stats`: our pairedBootstrap against the same computation in vectorised
  * NumPy, on the same inputs, in one run. 10,000 cases × 2,000 replicates, unclustered and
  * with 1,000 clusters. Each side is timed in its own process (JS here, NumPy inside Python
- * via bench_numpy.py) as the median of several repeats after a warm-up; the ratio is
- * ours/NumPy (targets: ≤ 1.0 unclustered, ≤ 1.5 clustered).
+ * via bench_numpy.py, which times itself), in alternating rounds after a warm-up; each side's
+ * figure is the median over all its runs, and the ratio is ours/NumPy (targets: ≤ 1.0
+ * unclustered, ≤ 1.5 clustered). BENCH_ROUNDS / BENCH_REPEATS change the counts.
  */
 import { execFileSync } from "node:child_process";
 import { dirname, join } from "node:path";
@@ -13,7 +14,8 @@ import { pairedBootstrap } from "../paired-bootstrap.ts";
 const CASES = 10_000;
 const CLUSTERS = 1_000;
 const REPLICATES = 2_000;
-const REPEATS = Number(process.env.BENCH_REPEATS ?? 9);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PYTHON = "/usr/bin/python3";
 
 // Inputs: a deterministic mix of 0/1 flips and graded differences, clusters of uneven size.
@@ -33,20 +35,26 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-function timeJs(run: () => unknown): number {
-  run(); // warm-up: let the JIT optimise before timing
+function timeJs(run: () => unknown, repeats: number): number[] {
   const times: number[] = [];
-  for (let k = 0; k < REPEATS; k++) {
+  for (let k = 0; k < repeats; k++) {
     const t0 = performance.now();
     run();
     times.push(performance.now() - t0);
   }
-  return median(times);
+  return times;
 }
 
-const jsPlain = timeJs(() => pairedBootstrap(diffs, undefined, { replicates: REPLICATES, seed: 1 }));
-const jsClustered = timeJs(() => pairedBootstrap(diffs, clusters, { replicates: REPLICATES, seed: 1 }));
+interface NumpyResult {
+  numpy: string;
+  unclustered_ms: number[];
+  clustered_ms: number[];
+  unclustered: [number, number, number];
+  clustered: [number, number, number];
+}
 
+const plainRun = () => pairedBootstrap(diffs, undefined, { replicates: REPLICATES, seed: 1 });
+const clusteredRun = () => pairedBootstrap(diffs, clusters, { replicates: REPLICATES, seed: 1 });
 const here = dirname(fileURLToPath(import.meta.url));
 const spec = JSON.stringify({
   diffs: Array.from(diffs),
@@ -54,16 +62,46 @@ const spec = JSON.stringify({
   replicates: REPLICATES,
   repeats: REPEATS,
 });
-const py = JSON.parse(
-  execFileSync(PYTHON, [join(here, "bench_numpy.py")], { input: spec, encoding: "utf8", maxBuffer: 1 << 26 }),
-) as { numpy: string; unclustered_ms: number; clustered_ms: number };
+
+// Warm-up (JIT), then ROUNDS alternating rounds of each side, so a change in machine load
+// while the benchmark runs hits both sides alike.
+plainRun();
+clusteredRun();
+const js = { plain: [] as number[], clustered: [] as number[] };
+const np = { plain: [] as number[], clustered: [] as number[] };
+let py: NumpyResult | undefined;
+for (let round = 0; round < ROUNDS; round++) {
+  js.plain.push(...timeJs(plainRun, REPEATS));
+  js.clustered.push(...timeJs(clusteredRun, REPEATS));
+  py = JSON.parse(
+    execFileSync(PYTHON, [join(here, "bench_numpy.py")], { input: spec, encoding: "utf8", maxBuffer: 1 << 26 }),
+  ) as NumpyResult;
+  np.plain.push(...py.unclustered_ms);
+  np.clustered.push(...py.clustered_ms);
+}
+const jsPlain = median(js.plain);
+const jsClustered = median(js.clustered);
+const npPlain = median(np.plain);
+const npClustered = median(np.clustered);
 
 const fmt = (ms: number) => `${ms.toFixed(1).padStart(7)} ms`;
-console.log(`pairedBootstrap, ${CASES} cases × ${REPLICATES} replicates (median of ${REPEATS}; NumPy ${py.numpy})`);
 console.log(
-  `  unclustered            ours ${fmt(jsPlain)}   numpy ${fmt(py.unclustered_ms)}   ours/numpy ${(jsPlain / py.unclustered_ms).toFixed(2)}  (target ≤ 1.0)`,
+  `pairedBootstrap, ${CASES} cases × ${REPLICATES} replicates (median of ${ROUNDS}×${REPEATS} alternating runs per side; NumPy ${py!.numpy})`,
 );
 console.log(
-  `  ${CLUSTERS} clusters          ours ${fmt(jsClustered)}   numpy ${fmt(py.clustered_ms)}   ours/numpy ${(jsClustered / py.clustered_ms).toFixed(2)}  (target ≤ 1.5)`,
+  `  unclustered            ours ${fmt(jsPlain)}   numpy ${fmt(npPlain)}   ours/numpy ${(jsPlain / npPlain).toFixed(2)}  (target ≤ 1.0)`,
+);
+console.log(
+  `  ${CLUSTERS} clusters          ours ${fmt(jsClustered)}   numpy ${fmt(npClustered)}   ours/numpy ${(jsClustered / npClustered).toFixed(2)}  (target ≤ 1.5)`,
+);
+const show = (r: { lo: number; hi: number; p: number } | [number, number, number]) => {
+  const [lo, hi, p] = Array.isArray(r) ? r : [r.lo, r.hi, r.p];
+  return `[${lo.toFixed(4)}, ${hi.toFixed(4)}] p=${p.toPrecision(3)}`;
+};
+console.log(
+  `  same answer, different random streams: unclustered ours ${show(plainRun())} numpy ${show(py!.unclustered)}`,
+);
+console.log(
+  `                                         clustered   ours ${show(clusteredRun())} numpy ${show(py!.clustered)}`,
 );
 console.log(`JS-only medians: unclustered ${fmt(jsPlain)}, clustered ${fmt(jsClustered)}`);

@@ -1,21 +1,22 @@
 """NumPy side of `npm run bench:stats`: the same paired bootstrap, vectorised.
 
 Reads {"diffs": [...], "clusters": [...], "replicates": R, "repeats": k} as JSON on stdin,
-times each variant `repeats` times in-process and prints {"unclustered_ms": median,
-"clustered_ms": median, "numpy": version, ...} as JSON on stdout.
+times each variant `repeats` times in-process after a warm-up and prints
+{"unclustered_ms": [times], "clustered_ms": [times], "numpy": version, ...} as JSON on stdout.
 """
 import json
 import sys
 import time
 
 import numpy as np
+from scipy import stats
 
 
 def bootstrap(diffs, replicates, confidence, rng):
     n = diffs.shape[0]
     idx = rng.integers(0, n, size=(replicates, n))
     means = diffs[idx].mean(axis=1)
-    return finish(means, replicates, confidence)
+    return finish(means, replicates, confidence, n)
 
 
 def cluster_bootstrap(diffs, clusters, replicates, confidence, rng):
@@ -25,11 +26,14 @@ def cluster_bootstrap(diffs, clusters, replicates, confidence, rng):
     g = sums.shape[0]
     idx = rng.integers(0, g, size=(replicates, g))
     means = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
-    return finish(means, replicates, confidence)
+    return finish(means, replicates, confidence, g)
 
 
-def finish(means, replicates, confidence):
+def finish(means, replicates, confidence, units):
+    # the same expanded-percentile levels as pairedBootstrap (Hesterberg 2015)
     tail = (1 - confidence) / 2
+    if units >= 2:
+        tail = stats.norm.cdf(-np.sqrt(units / (units - 1)) * stats.t.ppf(1 - tail, units - 1))
     lo, hi = np.quantile(means, [tail, 1 - tail])
     le = int((means <= 0).sum())
     ge = int((means >= 0).sum())
@@ -38,13 +42,14 @@ def finish(means, replicates, confidence):
 
 
 def timed(fn, repeats):
+    fn()  # warm-up: imports, allocator, caches
     times = []
     out = None
     for _ in range(repeats):
         t0 = time.perf_counter()
         out = fn()
         times.append((time.perf_counter() - t0) * 1000)
-    return float(np.median(times)), out
+    return times, out
 
 
 def main():
