@@ -8,7 +8,7 @@ import { judge } from "./evaluators/judge.ts";
 import { regex } from "./evaluators/regex.ts";
 import { yesNo } from "./evaluators/yes-no.ts";
 import type { GateInit } from "./gate.ts";
-import { openAICompatibleJudge, type Judge } from "./judge.ts";
+import { openAICompatibleJudge, type Judge, type JudgeCache } from "./judge.ts";
 import type { GenerationSettings } from "./run.ts";
 import type { Evaluator } from "./types.ts";
 
@@ -117,7 +117,7 @@ function strings(spec: Record<string, unknown>, key: string): string[] | undefin
 /**
  * The evaluators an eval config names. `judge` entries need an endpoint
  * (`baseUrl`, `model`); `judgeFor` builds their Judge (the CLI injects one
- * that reads the API key from the environment variable `apiKeyEnv` names).
+ * that reads the API key from EVALRX_JUDGE_KEY); `judgeCache` keeps their verdicts (the CLI's lives in its store).
  *
  * @example buildEvaluators(["yesNo", { type: "regex", pattern: "^(yes|no)\\b" }]) // [yesNo(), regex(/^(yes|no)\b/)]
  */
@@ -125,6 +125,7 @@ export function buildEvaluators(
   specs: readonly EvaluatorSpec[],
   judgeFor: (spec: Readonly<Record<string, unknown>>) => Judge = (spec) =>
     openAICompatibleJudge({ baseUrl: str(spec, "baseUrl", true)!, model: str(spec, "model", true)! }),
+  judgeCache?: JudgeCache,
 ): Evaluator[] {
   return specs.map((raw) => {
     const spec: Record<string, unknown> = typeof raw === "string" ? { type: raw } : { ...raw };
@@ -156,7 +157,10 @@ export function buildEvaluators(
         return chair(strings(spec, "vocabulary") ?? [], (synonyms ?? {}) as Record<string, string>, named);
       }
       case "judge":
-        return judge(judgeFor(spec), str(spec, "rubric", true)!, named);
+        return judge(judgeFor(spec), str(spec, "rubric", true)!, {
+          ...named,
+          ...(judgeCache ? { cache: judgeCache } : {}),
+        });
       default:
         return fail("evaluator type", TYPES.join(", "), spec["type"]);
     }

@@ -1,6 +1,7 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { loadRun, resolveBaseline, runView, type RunView } from "../evals/index.ts";
+import { loadRun, resolveBaseline, runView, type JudgeCache, type JudgeVerdict, type RunView } from "../evals/index.ts";
 import { FileStore } from "../store/files.node.ts";
 import type { RunExport } from "../store/types.ts";
 
@@ -84,3 +85,30 @@ export async function readBaseline(store: FileStore, run: RunView, ref: string):
 }
 
 export const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+/**
+ * Judge verdicts kept in a JSONL file (one `{ key, passed, reason }` per line),
+ * so a re-run of the same outputs under the same judge and rubric asks nothing.
+ * A torn last line (a crash mid-append) is skipped.
+ */
+export function fileJudgeCache(path: string): JudgeCache {
+  const map = new Map<string, JudgeVerdict>();
+  if (existsSync(path))
+    for (const line of readFileSync(path, "utf8").split("\n")) {
+      try {
+        const { key, passed, reason } = JSON.parse(line) as { key: string; passed: boolean; reason: string };
+        if (typeof key === "string" && typeof passed === "boolean")
+          map.set(key, { passed, reason: String(reason ?? "") });
+      } catch {
+        // a torn or empty line
+      }
+    }
+  return {
+    get: (key) => map.get(key),
+    set: (key, verdict) => {
+      map.set(key, verdict);
+      mkdirSync(dirname(path), { recursive: true });
+      appendFileSync(path, JSON.stringify({ key, ...verdict }) + "\n");
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { basename, dirname, extname, isAbsolute, resolve } from "node:path";
+import { basename, dirname, extname, isAbsolute, join, resolve } from "node:path";
 import type { FailureCase } from "../../core/index.ts";
 import { caseHash, datasetVersion, decodeDataUrl, importDataset, select } from "../../datasets/index.ts";
 import {
@@ -17,7 +17,7 @@ import {
 } from "../../evals/index.ts";
 import { getSpec } from "../../models/specs/index.ts";
 import type { Command } from "../cli.ts";
-import { openStore, parseCommandArgs } from "../eval-runs.ts";
+import { DEFAULT_STORE, fileJudgeCache, openStore, parseCommandArgs } from "../eval-runs.ts";
 import { formatGate } from "./gate.ts";
 import { codeVersion } from "./version.ts";
 
@@ -55,12 +55,16 @@ export const command: Command = {
     }
     const config = parseEvalConfig(json);
     const here = dirname(configPath);
-    const evaluators = buildEvaluators(config.evaluators, (spec) =>
-      openAICompatibleJudge({
-        baseUrl: String(spec["baseUrl"] ?? ""),
-        model: String(spec["model"] ?? ""),
-        ...(process.env["EVALRX_JUDGE_KEY"] ? { apiKey: process.env["EVALRX_JUDGE_KEY"] } : {}),
-      }),
+    const storeDir = values.store ?? DEFAULT_STORE;
+    const evaluators = buildEvaluators(
+      config.evaluators,
+      (spec) =>
+        openAICompatibleJudge({
+          baseUrl: String(spec["baseUrl"] ?? ""),
+          model: String(spec["model"] ?? ""),
+          ...(process.env["EVALRX_JUDGE_KEY"] ? { apiKey: process.env["EVALRX_JUDGE_KEY"] } : {}),
+        }),
+      fileJudgeCache(join(storeDir, "judge-cache.jsonl")),
     );
     const metrics = [PASS_METRIC, ...evaluators.map((e) => e.name)];
     const gateSpec = config.gate ? validateGate(config.gate, metrics) : undefined;
@@ -74,7 +78,7 @@ export const command: Command = {
     if (imported.problems.length > 5) console.error(`… and ${imported.problems.length - 5} more problem(s)`);
     if (imported.cases.length === 0) throw new Error(`dataset '${config.dataset}' has no valid case`);
     const datasetId = basename(datasetPath, extname(datasetPath));
-    const store = await openStore(values.store);
+    const store = await openStore(storeDir);
     const stamp = new Date().toISOString();
     await store.putDataset(
       {

@@ -1,0 +1,29 @@
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect, it } from "vitest";
+import { fileJudgeCache, pairsOption } from "./eval-runs.ts";
+
+it("fileJudgeCache keeps verdicts across processes and skips a torn line", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "evalrx-jc-"));
+  try {
+    const path = join(dir, "store", "judge-cache.jsonl");
+    await fileJudgeCache(path).set("k1", { passed: true, reason: "fine" });
+    appendFileSync(path, '{"key":"k2","pass');
+    const again = fileJudgeCache(path);
+    expect(await again.get("k1")).toEqual({ passed: true, reason: "fine" });
+    expect(await again.get("k2")).toBeUndefined();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it("pairsOption reads NAME=NUMBER pairs and bare names", () => {
+  expect(pairsOption("metric", ["pass=0.03", "yesNo"], "pass=0.03")).toEqual({
+    bare: ["yesNo"],
+    pairs: { pass: 0.03 },
+  });
+  expect(() => pairsOption("metric", ["pass=x"], "pass=0.03")).toThrow(
+    "--metric 'x' is not a number; e.g. --metric pass=0.03",
+  );
+});
