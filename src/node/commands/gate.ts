@@ -69,7 +69,6 @@ export const command: Command = {
           throw new Error(`--metric ${m} has no tolerance; write --metric ${m}=0.03 or add --tolerance`);
         perMetric[m] = tolerance;
       }
-      if (tolerance !== undefined && !gated.length) perMetric["pass"] = tolerance;
       if (tolerance !== undefined && !metrics.bare.length && perMetric["pass"] === undefined) {
         perMetric["pass"] = tolerance;
         gated.push("pass");
