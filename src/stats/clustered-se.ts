@@ -6,7 +6,7 @@ import { clusterIndex, numbers } from "./validate.ts";
  * The cluster-robust standard error √(Σ_c (Σ_{i∈c} (s_i − s̄))²) / n, with no
  * small-sample correction (statsmodels' cluster covariance with `use_correction=False`).
  *
- * @example clusteredSE([1, 1, 0, 0], ["a", "a", "b", "b"]) // 0.5
+ * @example clusteredSE([1, 1, 0, 0], ["a", "a", "b", "b"]) // 0.3536 (= √2 / 4)
  */
 export function clusteredSE(values: ArrayLike<number>, clusters: ArrayLike<string | number>): number {
   const x = numbers("clusteredSE", "values", values, 1);

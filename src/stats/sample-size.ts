@@ -60,7 +60,7 @@ export function pairedSampleSize(input: SampleSizeInput): number {
  * δ = √p_d (√n z_{1−α/2} + z_{1−β} √(n + z²_{1−β} − z²_{1−α/2})) / (n + z²_{1−β}).
  * Throws when even a drop equal to the whole discordance is out of reach.
  *
- * @example detectableDrop({ n: 155, discordance: 0.2 }) // 0.09978
+ * @example detectableDrop({ n: 155, discordance: 0.2 }) // 0.09987
  */
 export function detectableDrop(input: DetectableDropInput): number {
   const fn = "detectableDrop";

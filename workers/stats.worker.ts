@@ -1,0 +1,20 @@
+/// <reference lib="webworker" />
+/**
+ * The statistics catalog off the main thread: heavy resampling (pairedBootstrap,
+ * comparePaired on graded scores) runs here so the page stays responsive. Every function of
+ * `src/stats` is exposed unchanged through comlink; typed arrays travel by structured clone,
+ * and thrown errors arrive with their message.
+ *
+ * @example
+ *   const worker = new Worker(new URL("../../workers/stats.worker.ts", import.meta.url), { type: "module" });
+ *   const stats = wrap<StatsWorkerApi>(worker);
+ *   const { lo, hi, p } = await stats.pairedBootstrap(diffs, clusters, { seed: 1 });
+ */
+import { expose } from "comlink";
+import * as stats from "../src/stats/index.ts";
+
+// A plain object (not the module namespace) so comlink sees ordinary own properties.
+const catalog = { ...stats };
+
+export type StatsWorkerApi = typeof catalog;
+expose(catalog);
