@@ -263,6 +263,23 @@ describe("eval logs", () => {
   });
 });
 
+describe("requireInput: false (eval logs read for their labels only)", () => {
+  it("a row without input becomes a case with an empty prompt instead of a problem, in every format", async () => {
+    const name = "samples_arc_easy_2024-05-01T12-00-00.jsonl";
+    const lm = await importDataset(fixture(name), { name, requireInput: false });
+    expect(lm.cases.map((c) => c.id)).toEqual(["0", "1", "2", "4"]);
+    expect(lm.cases[3]).toMatchObject({ input: { prompt: "" }, label: false });
+    const jsonl = await parseJsonl('{"id":"a","passed":true}\n{"id":"b","label":0}\n', { requireInput: false });
+    expect(jsonl.problems).toEqual([]);
+    expect(jsonl.cases.map((c) => [c.id, c.label ?? c.meta.passed])).toEqual([
+      ["a", true],
+      ["b", false],
+    ]);
+    const csv = await importDataset("id,correct,len\n1,yes,3\n", { format: "csv", requireInput: false });
+    expect(csv.cases[0]).toMatchObject({ input: { prompt: "" }, label: true, meta: { len: 3 } });
+  });
+});
+
 describe("importTable", () => {
   it("maps columns, detects a verdict column only when every value is a verdict, keeps the rest as signals", () => {
     const rows = [

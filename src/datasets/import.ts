@@ -116,14 +116,14 @@ export async function* importStream(
     const parsed = parseJsonFile(bytes);
     format = isInspect(parsed) ? "inspect" : "promptfoo";
     onFormat?.(format);
-    yield* finish(rowsToBatch(format === "inspect" ? inspectRows(parsed) : promptfooRows(parsed)), options);
+    yield* finish(rowsToBatch(format === "inspect" ? inspectRows(parsed) : promptfooRows(parsed), options), options);
     return;
   }
   onFormat?.(format);
   switch (format) {
     case "jsonl":
     case "lm-eval":
-      yield* finish(jsonlBatches(replay, format === "lm-eval"), options);
+      yield* finish(jsonlBatches(replay, format === "lm-eval", options), options);
       return;
     case "csv":
       yield* finish(one(csvBatch(await readAll(replay), options)), options);
@@ -132,10 +132,10 @@ export async function* importStream(
       yield* finish(one(await parquetBatch(await readAll(replay), options)), options);
       return;
     case "inspect":
-      yield* finish(rowsToBatch(inspectRows(parseJsonFile(await readAll(replay)))), options);
+      yield* finish(rowsToBatch(inspectRows(parseJsonFile(await readAll(replay))), options), options);
       return;
     case "promptfoo":
-      yield* finish(rowsToBatch(promptfooRows(parseJsonFile(await readAll(replay)))), options);
+      yield* finish(rowsToBatch(promptfooRows(parseJsonFile(await readAll(replay))), options), options);
       return;
   }
 }
@@ -150,11 +150,15 @@ async function* one(batch: RawBatch): AsyncGenerator<RawBatch> {
   yield batch;
 }
 
-async function* rowsToBatch(rows: unknown[]): AsyncGenerator<RawBatch> {
-  yield { results: rows.map((row, i) => ({ line: i + 1, result: rowToCase(row) })), problems: [] };
+async function* rowsToBatch(rows: unknown[], options: ImportOptions): AsyncGenerator<RawBatch> {
+  yield { results: rows.map((row, i) => ({ line: i + 1, result: rowToCase(row, options) })), problems: [] };
 }
 
-async function* jsonlBatches(source: AsyncIterable<Uint8Array | string>, lmEval: boolean): AsyncGenerator<RawBatch> {
+async function* jsonlBatches(
+  source: AsyncIterable<Uint8Array | string>,
+  lmEval: boolean,
+  options: ImportOptions,
+): AsyncGenerator<RawBatch> {
   for await (const lines of readLines(source)) {
     const results: RawBatch["results"] = [];
     const problems: Problem[] = [];
@@ -172,7 +176,7 @@ async function* jsonlBatches(source: AsyncIterable<Uint8Array | string>, lmEval:
         problems.push({ line: l.line, reason: `not JSON (${shorten(detail)}); each line must be one JSON object` });
         continue;
       }
-      results.push({ line: l.line, result: rowToCase(lmEval ? lmEvalRow(value) : value) });
+      results.push({ line: l.line, result: rowToCase(lmEval ? lmEvalRow(value) : value, options) });
     }
     yield { results, problems };
   }
@@ -259,7 +263,11 @@ function tableBatch(
 ): RawBatch {
   const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   const mapping = resolveMapping(columns, options.mapping, rows);
-  const results = rows.map((row, i) => ({ line: lines[i]!, result: tableRowToCase(row, mapping, { numericMeta }) }));
+  const requireInput = options.requireInput ?? true;
+  const results = rows.map((row, i) => ({
+    line: lines[i]!,
+    result: tableRowToCase(row, mapping, { numericMeta, requireInput }),
+  }));
   return { results, problems };
 }
 

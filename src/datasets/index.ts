@@ -33,3 +33,11 @@ export { lmEvalRow, inspectRows, promptfooRows } from "./logs.ts";
 export { readLines, type Line } from "./lines.ts";
 export { sniffImage, decodeDataUrl, imageKey } from "./images.ts";
 export { Dataset, type AddResult } from "./dataset.ts";
+export {
+  ingest,
+  type DatasetSink,
+  type DatasetInfo,
+  type CaseRow,
+  type IngestOptions,
+  type IngestResult,
+} from "./ingest.ts";

@@ -15,7 +15,7 @@ export type RowResult = { readonly case: ImportedCase } | { readonly reason: str
  *
  * @example rowToCase({ input: "2+2?", expected: "4" }) // { case: { id: "…", input: { prompt: "2+2?" }, … } }
  */
-export function rowToCase(row: unknown): RowResult {
+export function rowToCase(row: unknown, options: { readonly requireInput?: boolean } = {}): RowResult {
   if (row === null || typeof row !== "object" || Array.isArray(row))
     return { reason: `not an object (a ${describe(row)}); each line must be a JSON object like {"input": "…"}` };
   const r = row as Record<string, unknown>;
@@ -26,7 +26,8 @@ export function rowToCase(row: unknown): RowResult {
   else if (rawId !== undefined && rawId !== null && rawId !== "")
     return { reason: `id must be a string or a number, got a ${describe(rawId)}` };
 
-  const input = toInput(r.input);
+  const absent = r.input === undefined || r.input === null || r.input === "";
+  const input = absent && options.requireInput === false ? { prompt: "" } : toInput(r.input);
   if (typeof input === "string") return { reason: input, ...(id !== undefined && { id }) };
   id ??= derivedId(input);
   const fail = (reason: string): RowResult => ({ reason, id });

@@ -72,6 +72,12 @@ export interface ImportOptions {
   readonly delimiter?: string;
   /** Resolves and stores images; without it image references are kept as written, unchecked. */
   readonly images?: ImageSource;
+  /**
+   * Require an input on every row (default true). Eval logs read only for
+   * their labels and columns (`explore`) may have no prompt: with false, such
+   * a row gets `input: { prompt: "" }` instead of a "missing input" problem.
+   */
+  readonly requireInput?: boolean;
 }
 
 /** Bytes or text, whole or as a stream of chunks (a `File.stream()` or a Node read stream). */

@@ -1,0 +1,107 @@
+import { caseHash, caseVersionHash, versionFromHashes } from "./identity.ts";
+import { importStream } from "./import.ts";
+import type { ImportFormat, ImportOptions, ImportSource, ImportedCase, Problem } from "./types.ts";
+
+/** A case as a store keeps it: the imported case, its dataset, and its `caseHash`. */
+export type CaseRow = ImportedCase & { readonly datasetId: string; readonly hash: string };
+
+/** A dataset's record as a store keeps it (the same shape as the store's `DatasetRecord`). */
+export interface DatasetInfo {
+  readonly id: string;
+  readonly name: string;
+  readonly version: string;
+  readonly source?: string;
+  readonly format?: string;
+  readonly caseCount: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/**
+ * Where an import writes: the parts of the store it needs (any `Store` from
+ * `src/store` fits), declared here so datasets depend on no store.
+ */
+export interface DatasetSink {
+  getDataset(id: string): Promise<DatasetInfo | undefined>;
+  putDataset(dataset: DatasetInfo): Promise<void>;
+  addCases(datasetId: string, cases: readonly CaseRow[]): Promise<number>;
+  cases(datasetId: string): Promise<readonly ImportedCase[]>;
+  putImage(bytes: Uint8Array, type?: string): Promise<string>;
+}
+
+export interface IngestOptions extends Omit<ImportOptions, "images"> {
+  /** The dataset's id in the store (new, or existing: then only new case ids are added). */
+  readonly datasetId: string;
+  /** Where image paths resolve (a file beside the dataset); images are stored once by content hash. */
+  readonly readImage?: (ref: string) => Promise<Uint8Array | undefined>;
+  /** Called after each batch is written, with the rows seen so far. */
+  readonly onProgress?: (rows: number) => void;
+}
+
+export interface IngestResult {
+  readonly dataset: DatasetInfo;
+  readonly format: ImportFormat;
+  /** Ids added by this import. */
+  readonly added: number;
+  /** Valid rows whose id the dataset already had (left as they were). */
+  readonly skipped: number;
+  readonly problems: Problem[];
+  readonly rows: number;
+}
+
+/**
+ * Imports a file into a store batch by batch, so a large file is never held
+ * whole: each batch's cases are written before the next is read, images go in
+ * once by content hash, and the dataset record (count, version) is written
+ * last. Only ids and version hashes are kept across batches.
+ *
+ * @example const { dataset, problems } = await ingest(store, file.stream(), { datasetId: "pope", name: file.name })
+ */
+export async function ingest(sink: DatasetSink, source: ImportSource, options: IngestOptions): Promise<IngestResult> {
+  const { datasetId, readImage, onProgress, ...importOptions } = options;
+  const existing = await sink.getDataset(datasetId);
+  const versions = new Map<string, string>();
+  if (existing) for (const c of await sink.cases(datasetId)) versions.set(c.id, caseVersionHash(c));
+  let format: ImportFormat = "jsonl";
+  const problems: Problem[] = [];
+  let added = 0;
+  let skipped = 0;
+  let rows = 0;
+  const images = readImage
+    ? {
+        read: readImage,
+        async put(_hash: string, bytes: Uint8Array, type: string) {
+          await sink.putImage(bytes, type);
+        },
+      }
+    : undefined;
+  const stream = importStream(source, { ...importOptions, ...(images && { images }) }, (f) => (format = f));
+  for await (const batch of stream) {
+    rows += batch.cases.length + batch.problems.length;
+    problems.push(...batch.problems);
+    const fresh = batch.cases.filter((c) => !versions.has(c.id));
+    skipped += batch.cases.length - fresh.length;
+    if (fresh.length) {
+      added += await sink.addCases(
+        datasetId,
+        fresh.map((c) => ({ ...c, datasetId, hash: caseHash(c) })),
+      );
+      for (const c of fresh) versions.set(c.id, caseVersionHash(c));
+    }
+    onProgress?.(rows);
+  }
+  problems.sort((a, b) => a.line - b.line);
+  const now = new Date().toISOString();
+  const dataset: DatasetInfo = {
+    id: datasetId,
+    name: existing?.name ?? datasetId,
+    version: versionFromHashes(versions),
+    ...((existing?.source ?? options.name) !== undefined && { source: existing?.source ?? options.name }),
+    format: existing?.format ?? format,
+    caseCount: versions.size,
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+  };
+  await sink.putDataset(dataset);
+  return { dataset, format, added, skipped, problems, rows };
+}
