@@ -22,6 +22,7 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   compare: () => import("./commands/compare.ts"),
   calibrate: () => import("./commands/calibrate.ts"),
   power: () => import("./commands/power.ts"),
+  data: () => import("./commands/data.ts"),
 };
 
 async function loadCommand(name: string): Promise<Command | undefined> {
