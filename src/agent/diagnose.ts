@@ -71,7 +71,14 @@ export async function diagnose(
   const hypotheses: Hypothesis[] = [];
   for (const [k, f] of selected.entries()) {
     const direction = f.association.observedDirection as Direction;
-    const { mechanism: ruleMechanism, tags } = mechanismOf(f.signal, direction, f.tags);
+    const { mechanism: baseMechanism, tags, known } = mechanismOf(f.signal, direction, f.tags);
+    // A binary covariate reads better as "when <level>" than as "more of it".
+    const ruleMechanism =
+      !known && f.kind === "binary"
+        ? `covariate: failure ${direction > 0 ? "more" : "less"} likely when '${f.column}' is '${f.level}' (an association; no mechanism is implied)`
+        : known && f.kind === "binary" && f.level !== undefined
+          ? `${baseMechanism} ('${f.column}' = '${f.level}')`
+          : baseMechanism;
     const effect = f.association.effect;
     const distance = Math.abs(effect.value - effect.nullValue);
     const refuteMargin = distance / 2;

@@ -16,6 +16,12 @@ export interface MechanismRule {
 
 export const MECHANISMS: readonly MechanismRule[] = [
   {
+    match: /^expected(=|$)/,
+    tags: ["content"],
+    up: "answer bias: the model fails when the expected answer is this one — it leans toward the other answer whatever the input shows",
+    down: "answer bias: the model fails when the expected answer is not this one — it leans toward this answer whatever the input shows",
+  },
+  {
     match: /image.?attention|attention.?share|imageShare|image_share|attn.*image/i,
     tags: ["attention", "image"],
     up: "over-reliance on the image region attended (failures look more at the image, yet answer wrongly)",
@@ -80,7 +86,7 @@ export function mechanismOf(
   if (rule) return { mechanism: direction > 0 ? rule.up : rule.down, tags, known: true };
   const more = direction > 0 ? "more" : "less";
   return {
-    mechanism: `covariate: cases with ${more} '${signal}' fail more often (an association in the log; no mechanism is implied)`,
+    mechanism: `covariate: cases with ${more} '${signal}' fail more often (an association; no mechanism is implied)`,
     tags,
     known: false,
   };

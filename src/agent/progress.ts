@@ -24,8 +24,12 @@ export function stageLine(event: RunEvent): string | undefined {
     case "data.loaded": {
       const d = p.labelDistribution as { fail: number; pass: number };
       const n = d.fail + d.pass;
+      if (n === 0)
+        return `data         ${p.n} cases · fingerprint ${p.fingerprint} · labels come from M1${p.sampled ? ` · ${p.sampled}` : ""}`;
       return `data         ${n} cases · ${d.fail} fail (${f((100 * d.fail) / Math.max(1, n), 1)}%) · fingerprint ${p.fingerprint}`;
     }
+    case "run.resumed":
+      return `resumed      ${p.note}`;
     case "probe.finished":
       return `M1 probe     ${p.cases} cases · ${p.failures} fail (${f((100 * p.failures) / Math.max(1, p.cases), 1)}%) · model kind ${p.modelKind}`;
     case "split.made":

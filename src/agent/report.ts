@@ -89,6 +89,10 @@ export function buildReport(events: readonly RunEvent[]): Report {
   for (const h of hypotheses) if (h.eMethod) methods.add(`sealed ${h.test} (one-sided): ${h.eMethod}`);
 
   const probe = first("probe.finished")?.payload as Report["probe"] | undefined;
+  // An investigation labels its cases in M1: the label distribution is the probe's.
+  const labelDistribution = probe
+    ? { fail: probe.failures, pass: probe.cases - probe.failures }
+    : ((data.labelDistribution as { fail: number; pass: number } | undefined) ?? { fail: 0, pass: 0 });
   const intervention = first("intervention.tested")?.payload as Report["intervention"] | undefined;
   const repairEvents = all("repair.tested").map(
     (e) => e.payload as unknown as NonNullable<Report["repairs"]>["candidates"][number],
@@ -116,10 +120,7 @@ export function buildReport(events: readonly RunEvent[]): Report {
         fingerprint: String(data.fingerprint ?? ""),
         n: Number(data.n ?? 0),
         labelColumn: (data.labelColumn as string | undefined) ?? null,
-        labelDistribution: (data.labelDistribution as { fail: number; pass: number } | undefined) ?? {
-          fail: 0,
-          pass: 0,
-        },
+        labelDistribution,
         ...(data.sampled ? { sampled: String(data.sampled) } : {}),
       },
       ...(s.model ? { model: s.model as Record<string, unknown> } : {}),

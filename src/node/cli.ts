@@ -17,6 +17,7 @@ export interface Command {
  */
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   explore: () => import("./commands/explore.ts"),
+  investigate: () => import("./commands/investigate.ts"),
   eval: () => import("./commands/eval.ts"),
   gate: () => import("./commands/gate.ts"),
   compare: () => import("./commands/compare.ts"),

@@ -1,0 +1,298 @@
+/**
+ * `investigate`: the whole loop on a model — M1 probe, M2–M4 on the signals
+ * it produced, M5 mechanism test and repair ladder — writing every step to
+ * the run's event log; the report is folded from that log. Resumable: labels,
+ * probes and repair runs live in the store, so a killed run continues without
+ * judging a stored case again.
+ */
+import type { FailureCase, ImagePixels, Model } from "../core/index.ts";
+import type { Evaluator } from "../evals/index.ts";
+import type { Report } from "../report/schema.ts";
+import type { Store } from "../store/index.ts";
+import { EventLog, type RunEvent } from "./events.ts";
+import type { Judge } from "./judge.ts";
+import { runLoop, type LoopResult } from "./loop.ts";
+import { probe, type ProbedCase } from "./probe.ts";
+import { tagsOf, type ExperimentProtocol } from "./protocol.ts";
+import {
+  MCNEMAR_E_METHOD,
+  TIERS,
+  attentionBiasCandidate,
+  climb,
+  evaluateCandidate,
+  type DecodeImage,
+  type PairedOutcome,
+  type Tier,
+} from "./repair.ts";
+import { buildReport } from "./report.ts";
+import type { CaseTable } from "./signals.ts";
+
+export interface InvestigateOptions {
+  readonly store: Store;
+  readonly model: Model;
+  readonly dataset: {
+    readonly id: string;
+    readonly cases: readonly FailureCase[];
+    readonly source: string;
+    readonly fingerprint: string;
+  };
+  readonly evaluators: readonly Evaluator[];
+  readonly images: (ref: string, row: FailureCase) => Promise<Uint8Array | ImagePixels>;
+  readonly decodeImage?: DecodeImage;
+  readonly protocol: ExperimentProtocol;
+  readonly runId: string;
+  readonly holdout?: number;
+  readonly seed?: number;
+  readonly alpha?: number;
+  /** Highest repair tier tried (default L3b); "none" skips M5. */
+  readonly maxTier?: Tier | "none";
+  readonly judge?: Judge;
+  readonly codeVersion?: string;
+  /** How the cases were chosen, when sampled (stated in the report). */
+  readonly sampled?: string;
+  readonly modelInfo?: Readonly<Record<string, unknown>>;
+  /** Events of the interrupted run being resumed (its events.jsonl). */
+  readonly previous?: readonly RunEvent[];
+  readonly sink?: (event: RunEvent) => void;
+  readonly now?: () => number;
+  readonly signal?: AbortSignal;
+  readonly onProbeCase?: (done: number, total: number) => void;
+  readonly onLabelCase?: (done: number, total: number) => void;
+  readonly maxNewTokens?: number;
+}
+
+function scalar(v: unknown): boolean {
+  return v === null || v === undefined || ["string", "number", "boolean"].includes(typeof v);
+}
+
+/**
+ * The table M2–M4 work on: one row per probed case, every analyzer signal,
+ * and the case's own scalar fields (meta, split, expected) as candidate signals.
+ */
+export function probedTable(
+  probed: readonly ProbedCase[],
+  analyzerTags: ReadonlyMap<string, readonly string[]>,
+): CaseTable {
+  const columns = new Map<string, unknown[]>();
+  const tags = new Map<string, readonly string[]>();
+  const signalNames = [...new Set(probed.flatMap((p) => Object.keys(p.signals)))].sort();
+  for (const name of signalNames) {
+    columns.set(
+      name,
+      probed.map((p) => (name in p.signals ? p.signals[name] : null)),
+    );
+    const prefix = name.split(".")[0]!;
+    tags.set(name, analyzerTags.get(prefix) ?? tagsOf(name));
+  }
+  const metaNames = [...new Set(probed.flatMap((p) => Object.keys(p.case.meta)))].sort();
+  for (const name of metaNames) {
+    if (!probed.every((p) => scalar(p.case.meta[name]))) continue;
+    columns.set(
+      `meta.${name}`,
+      probed.map((p) => p.case.meta[name] ?? null),
+    );
+    tags.set(`meta.${name}`, tagsOf(name.replace(/_/g, " ")));
+  }
+  if (probed.some((p) => p.case.split !== undefined)) {
+    columns.set(
+      "split",
+      probed.map((p) => p.case.split ?? null),
+    );
+    tags.set("split", ["prior"]);
+  }
+  if (probed.every((p) => scalar(p.case.expected))) {
+    columns.set(
+      "expected",
+      probed.map((p) => (p.case.expected as string | number | boolean | undefined) ?? null),
+    );
+    tags.set("expected", ["content"]);
+  }
+  const hasClusters = probed.some((p) => p.case.cluster !== undefined);
+  return {
+    ids: probed.map((p) => p.case.id),
+    failed: probed.map((p) => !p.passed),
+    ...(hasClusters ? { clusters: probed.map((p) => p.case.cluster ?? `id:${p.case.id}`) } : {}),
+    columns,
+    tags,
+  };
+}
+
+/** Tags of each analyzer's signal prefix, so M3 and the protocol gate know what a signal measures. */
+const SIGNAL_TAGS = new Map<string, readonly string[]>([
+  ["attention", ["attention", "image"]],
+  ["sink", ["attention", "sink"]],
+  ["attentionEntropy", ["attention"]],
+  ["rollout", ["attention", "image"]],
+  ["logitLens", ["layer", "uncertainty"]],
+  ["tokenEntropy", ["uncertainty"]],
+  ["logprob", ["uncertainty"]],
+  ["promptContrast", ["prompt"]],
+]);
+
+async function timed<T>(log: EventLog, stage: "M1" | "M5", fn: () => Promise<T>): Promise<T> {
+  log.append(stage, "stage.started", { stage });
+  const t0 = performance.now();
+  const out = await fn();
+  log.append(stage, "stage.finished", { stage, ms: Math.round(performance.now() - t0) });
+  return out;
+}
+
+/**
+ * Runs M1 → M5 and returns the report with its events.
+ * Example: `await investigate({ store, model, dataset, evaluators: [yesNo()], images, protocol: { question: "What predicts the hallucinations?" }, runId: "inv-1" })`.
+ */
+export async function investigate(
+  o: InvestigateOptions,
+): Promise<{ report: Report; events: readonly RunEvent[]; loop: LoopResult }> {
+  const seed = o.seed ?? 1;
+  const alpha = o.alpha ?? 0.05;
+  const maxTier = o.maxTier ?? "L3b";
+  if (maxTier !== "none" && !TIERS.includes(maxTier))
+    throw new Error(`max tier '${maxTier}' must be one of ${TIERS.join(", ")} or none`);
+  // A resumed run keeps what it was started with; every later stage is recomputed from the stored labels and probes.
+  const kept = (o.previous ?? []).filter((e) => e.type === "run.started" || e.type === "data.loaded");
+  const log = new EventLog({ runId: o.runId, now: o.now, sink: o.sink, previous: kept });
+  if (kept.length) {
+    for (const e of kept) o.sink?.(e);
+    log.append("setup", "run.resumed", {
+      discarded: (o.previous?.length ?? 0) - kept.length,
+      note: "stages after setup are recomputed: stored labels, probes and repair runs are read back, never judged again",
+    });
+  } else {
+    log.append("setup", "run.started", {
+      kind: "investigate",
+      question: o.protocol.question,
+      seed,
+      alpha,
+      holdout: o.holdout ?? 0.4,
+      maxTier,
+      codeVersion: o.codeVersion ?? "unknown",
+      judge: o.judge ? (o.judge.id ?? "configured") : "rules",
+      ...(o.modelInfo ? { model: o.modelInfo } : {}),
+    });
+    log.append("setup", "data.loaded", {
+      source: o.dataset.source,
+      fingerprint: o.dataset.fingerprint,
+      n: o.dataset.cases.length,
+      labelColumn: null,
+      labelDistribution: { fail: 0, pass: 0 },
+      labelMeaning: `labelled in M1 by ${o.evaluators.map((e) => e.name).join(", ")}`,
+      ...(o.sampled ? { sampled: o.sampled } : {}),
+    });
+  }
+
+  const probed = await timed(log, "M1", () =>
+    probe(
+      {
+        store: o.store,
+        model: o.model,
+        dataset: o.dataset,
+        evaluators: o.evaluators,
+        images: o.images,
+        protocol: o.protocol,
+        runId: o.runId,
+        ...(o.maxNewTokens ? { maxNewTokens: o.maxNewTokens } : {}),
+        ...(o.signal ? { signal: o.signal } : {}),
+        ...(o.onProbeCase ? { onCase: o.onProbeCase } : {}),
+        ...(o.onLabelCase ? { onLabel: o.onLabelCase } : {}),
+      },
+      log,
+    ),
+  );
+  const table = probedTable(probed, SIGNAL_TAGS);
+  const loop = await runLoop(table, log, {
+    protocol: o.protocol,
+    holdout: o.holdout,
+    seed,
+    alpha,
+    judge: o.judge,
+    resamples: { explore: 200, sealed: 1000 },
+  });
+
+  if (maxTier !== "none") {
+    await timed(log, "M5", async () => {
+      const sealed = loop.sealed.open("M5");
+      const byId = new Map(probed.map((p) => [p.case.id, p]));
+      const cases = sealed.ids.map((id) => byId.get(id)!.case);
+      const baseline = new Map(sealed.ids.map((id) => [id, byId.get(id)!.passed]));
+      const failures = [...baseline.values()].filter((p) => !p).length;
+      if (failures === 0) {
+        log.append("M5", "problem", { what: "M5", why: "no sealed case fails: there is nothing to repair" });
+        return;
+      }
+      const supported = loop.verified
+        .filter((v) => v.verdict === "SUPPORTED")
+        .map((v) => ({ v, h: loop.hypotheses.find((h) => h.id === v.id)! }))
+        .sort((a, b) => b.v.association.e - a.v.association.e);
+      const best = supported[0]?.h ?? null;
+      const ctx = {
+        store: o.store,
+        model: o.model,
+        dataset: o.dataset,
+        evaluators: o.evaluators,
+        images: o.images,
+        runId: o.runId,
+        ...(o.maxNewTokens ? { maxNewTokens: o.maxNewTokens } : {}),
+        ...(o.signal ? { signal: o.signal } : {}),
+      };
+      // Mechanism test: write the internal the best attention hypothesis names, in the direction that should reduce failures.
+      const done = new Map<string, PairedOutcome>();
+      const attentionH = supported.map((s) => s.h).find((h) => /^(attention\.imageShare|sink\.mass)/.test(h.signal));
+      let imageBiasSign: 1 | -1 | undefined;
+      if (!best) {
+        log.append("M5", "problem", {
+          what: "mechanism test",
+          why: "no hypothesis was SUPPORTED, so there is no mechanism to test; the repairs below are untargeted",
+        });
+      } else if (!attentionH || !o.model.capabilities.has("attention_write")) {
+        log.append("M5", "problem", {
+          what: "mechanism test",
+          why: attentionH
+            ? "the model exposes no attention_write input"
+            : `no supported hypothesis names an attention mechanism this runtime can write (best: ${best.id} on ${best.signal})`,
+        });
+      } else {
+        const sink = attentionH.signal.startsWith("sink");
+        // Failures attend less to the image (direction −1) → raise image attention; more sink mass (+1) → lower the sink.
+        const value = -2 * attentionH.direction;
+        if (!sink) imageBiasSign = value > 0 ? 1 : -1;
+        const candidate = attentionBiasCandidate("mechanism", value, sink ? "sink" : "image");
+        const outcome = await evaluateCandidate(ctx, candidate, cases, baseline);
+        done.set(candidate.signature, outcome);
+        const causal = outcome.e >= 1 / alpha && outcome.fixed > outcome.broken;
+        log.append("M5", "intervention.tested", {
+          hypothesis: attentionH.id,
+          description: `${candidate.description}; if ${attentionH.id} (${attentionH.mechanism}) is real, failures should drop`,
+          n: outcome.n,
+          baselineFailures: outcome.baselineFailures,
+          interventionFailures: outcome.candidateFailures,
+          fixed: outcome.fixed,
+          broken: outcome.broken,
+          delta: outcome.delta,
+          p: outcome.p,
+          e: outcome.e,
+          eMethod: MCNEMAR_E_METHOD,
+          causal,
+          note: causal
+            ? "the intervention moved the failure rate as the mechanism predicts (causal evidence, not yet a validated fix)"
+            : "the intervention did not move the failure rate significantly: the association is not shown to be causal",
+        });
+      }
+      await climb(ctx, cases, baseline, log, {
+        maxTier,
+        alpha,
+        ...(o.decodeImage ? { decodeImage: o.decodeImage } : {}),
+        ...(imageBiasSign ? { imageBiasSign } : {}),
+        hypothesis: best ? { id: best.id, signal: best.signal, mechanism: best.mechanism } : null,
+        done,
+      });
+    });
+  }
+  const fail = probed.filter((p) => !p.passed).length;
+  log.append("report", "run.finished", {
+    cases: probed.length,
+    failures: fail,
+    verdicts: loop.verified.map((v) => ({ id: v.id, verdict: v.verdict })),
+  });
+  return { report: buildReport(log.events), events: log.events, loop };
+}

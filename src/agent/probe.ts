@@ -1,0 +1,235 @@
+/**
+ * M1 probe: label every case with the eval's evaluators (a resumable eval run
+ * in the store), detect the model kind, rank the analyzers by the protocol's
+ * hints, run them (one teacher-forced forward per case, plus any extra
+ * generations an analyzer asks for), and keep each case's signals in the
+ * store as it goes, so a resumed run never judges or probes a case twice.
+ */
+import { rankAnalyzers, type Analyzer, type ProbeItem } from "../analyzers/index.ts";
+import type { FailureCase, ImagePixels, Model, ModelInput, Reduction, Trace } from "../core/index.ts";
+import { runEval, type Evaluator } from "../evals/index.ts";
+import type { ItemRecord, Store } from "../store/index.ts";
+import type { EventLog } from "./events.ts";
+import { protocolTags, type ExperimentProtocol } from "./protocol.ts";
+
+export type ModelKind = "VLM" | "LLM" | "agent";
+
+/** Which kind of system is being probed: a vision-language model, a text model, or an agent calling tools. */
+export function modelKind(model: Model, cases: readonly FailureCase[]): ModelKind {
+  if (cases.some((c) => c.tags.includes("tool") || c.meta.tool_calls !== undefined)) return "agent";
+  return model.spec.modalities.has("image") ? "VLM" : "LLM";
+}
+
+export interface ProbeOptions {
+  readonly store: Store;
+  readonly model: Model;
+  readonly dataset: { readonly id: string; readonly cases: readonly FailureCase[] };
+  readonly evaluators: readonly Evaluator[];
+  readonly images: (ref: string, row: FailureCase) => Promise<Uint8Array | ImagePixels>;
+  readonly protocol: ExperimentProtocol;
+  readonly runId: string;
+  readonly maxNewTokens?: number;
+  readonly signal?: AbortSignal;
+  /** Called after each case is probed (progress; tests kill the process here). */
+  readonly onCase?: (done: number, total: number) => void;
+  /** Called as cases are labelled (judged) by the evaluators. */
+  readonly onLabel?: (done: number, total: number) => void;
+}
+
+/** One case after M1: its label, answer, per-case signals, and the last-layer rollout grid (for the attention-guided crop). */
+export interface ProbedCase {
+  readonly case: FailureCase;
+  readonly output: string;
+  readonly passed: boolean;
+  readonly signals: Readonly<Record<string, number>>;
+  readonly rollout?: readonly number[];
+}
+
+async function openOrResumeEval(o: ProbeOptions, runId: string): Promise<{ items: ItemRecord[]; resumed: boolean }> {
+  const existing = await o.store.getRun(runId);
+  if (existing?.status === "finished") return { items: await o.store.items(runId), resumed: true };
+  await runEval({
+    store: o.store,
+    dataset: o.dataset,
+    model: o.model,
+    evaluators: o.evaluators,
+    runId,
+    ...(existing ? { resume: runId } : {}),
+    images: o.images,
+    cluster: true,
+    generation: { maxNewTokens: o.maxNewTokens ?? 24 },
+    ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.onLabel ? { onProgress: (p: { done: number; total: number }) => o.onLabel!(p.done, p.total) } : {}),
+  });
+  return { items: await o.store.items(runId), resumed: existing !== undefined };
+}
+
+/**
+ * Runs M1 and logs `probe.planned`, `analyzer.ran` per analyzer and `probe.finished`.
+ * Example: `const probed = await probe({ store, model, dataset, evaluators: [yesNo()], images, protocol, runId: "inv-1" }, log)`.
+ */
+export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[]> {
+  const cases = o.dataset.cases;
+  const kind = modelKind(o.model, cases);
+  const hints = protocolTags(o.protocol);
+  const ranked = rankAnalyzers(o.model.capabilities, hints);
+  const runnable = ranked.filter((a) => a.runnable).map((a) => a.analyzer);
+  log.append("M1", "probe.planned", {
+    cases: cases.length,
+    modelKind: kind,
+    hints,
+    analyzers: ranked.map((a, rank) => ({
+      name: a.analyzer.name,
+      rank: rank + 1,
+      score: a.score,
+      runnable: a.runnable,
+      missing: a.missing,
+    })),
+  });
+
+  // 1. Labels: the eval's own evaluators, in a resumable eval run.
+  const labelRun = `${o.runId}-m1-label`;
+  const labels = await openOrResumeEval(o, labelRun);
+  const byCase = new Map(labels.items.map((i) => [i.caseId, i]));
+  if (o.signal?.aborted) throw new Error("cancelled during M1 labelling");
+
+  // 2. Probe: one teacher-forced forward per case with every reduction the runnable analyzers read.
+  const probeRun = `${o.runId}-m1-probe`;
+  if (!(await o.store.getRun(probeRun)))
+    await o.store.createRun({
+      id: probeRun,
+      kind: "probe",
+      dataset: o.dataset.id,
+      model: o.model.spec.key,
+      fingerprint: labelRun,
+      status: "running",
+      startedAt: new Date().toISOString(),
+      config: { analyzers: runnable.map((a) => a.name), labels: labelRun },
+    });
+  const stored = new Map((await o.store.items(probeRun)).map((i) => [i.caseId, i]));
+  const reductions = [...new Set(runnable.flatMap((a) => a.reductions))] as Reduction[];
+  const wantsTrace = reductions.length > 0;
+  const imageCache = new Map<string, Promise<Uint8Array | ImagePixels>>();
+  let done = stored.size;
+  for (const [index, c] of cases.entries()) {
+    if (stored.has(c.id)) continue;
+    if (o.signal?.aborted) throw new Error("cancelled during M1 probing");
+    const label = byCase.get(c.id);
+    if (!label) throw new Error(`M1: case '${c.id}' has no label in run '${labelRun}'`);
+    let image: Uint8Array | ImagePixels | undefined;
+    if (c.input.image !== undefined) {
+      let p = imageCache.get(c.input.image);
+      if (!p) imageCache.set(c.input.image, (p = o.images(c.input.image, c)));
+      image = await p;
+    }
+    const input: ModelInput = { prompt: c.input.prompt, ...(image ? { image } : {}) };
+    const usable = image
+      ? reductions
+      : reductions.filter((r) => !["imageAttentionShare", "imageAttentionMap", "rollout"].includes(r));
+    let trace: Trace | undefined;
+    if (wantsTrace) trace = await o.model.forward(input, { answer: label.output || undefined, reductions: usable });
+    const base: ProbeItem = { case: c, output: label.output, passed: label.passed, ...(trace ? { trace } : {}) };
+    const extra: Record<string, unknown> = {};
+    for (const a of runnable)
+      if (a.probe)
+        Object.assign(
+          extra,
+          await a.probe(base, { input, generate: (x) => o.model.generate(x, { maxNewTokens: o.maxNewTokens ?? 24 }) }),
+        );
+    const item: ProbeItem = { ...base, extra };
+    const signals: Record<string, number> = {};
+    for (const a of runnable) if (a.signals) Object.assign(signals, a.signals(item));
+    const rollout = trace?.reductions.rollout ? Array.from(trace.reductions.rollout.data) : undefined;
+    const record: ItemRecord = {
+      runId: probeRun,
+      caseId: c.id,
+      repeat: 0,
+      index,
+      output: label.output,
+      passed: label.passed,
+      checks: [{ name: "probe", passed: true, detail: { extra, ...(rollout ? { rollout } : {}) } }],
+      latencyMs: 0,
+      signals,
+    };
+    await o.store.appendItems(probeRun, [record], {
+      done: done + 1,
+      total: cases.length,
+      updatedAt: new Date().toISOString(),
+    });
+    stored.set(c.id, record);
+    done++;
+    o.onCase?.(done, cases.length);
+  }
+  await o.store.updateRun(probeRun, { status: "finished", finishedAt: new Date().toISOString() });
+
+  // 3. Run-level analyses over every case, from the stored records.
+  const probed: ProbedCase[] = cases.map((c) => {
+    const r = stored.get(c.id)!;
+    const detail = (r.checks[0]?.detail ?? {}) as { extra?: Record<string, unknown>; rollout?: number[] };
+    return {
+      case: c,
+      output: r.output,
+      passed: r.passed,
+      signals: r.signals ?? {},
+      ...(detail.rollout ? { rollout: detail.rollout } : {}),
+    };
+  });
+  const items: ProbeItem[] = probed.map((p, i) => ({
+    case: p.case,
+    output: p.output,
+    passed: p.passed,
+    extra: ((stored.get(cases[i]!.id)!.checks[0]?.detail ?? {}) as { extra?: Record<string, unknown> }).extra ?? {},
+  }));
+  const findings: { analyzer: string; summary: string }[] = [];
+  for (const a of runnable) {
+    // Trace-based analyzers' run-level views need traces, which are not kept: summarise their stored signals instead.
+    const summary = a.reductions.length ? signalSummary(a, probed) : a.run(items).summary;
+    findings.push({ analyzer: a.name, summary });
+    log.append("M1", "analyzer.ran", { analyzer: a.name, summary, parameters: a.parameters, requires: a.requires });
+  }
+  const failures = probed.filter((p) => !p.passed).length;
+  log.append("M1", "probe.finished", {
+    cases: cases.length,
+    failures,
+    modelKind: kind,
+    labelRun,
+    probeRun,
+    resumed: labels.resumed,
+    analyzers: ranked.map((a, rank) => ({
+      name: a.analyzer.name,
+      rank: rank + 1,
+      tags: [...a.analyzer.tags],
+      ran: a.runnable,
+      ...(a.runnable ? {} : { reason: `the model cannot give ${a.missing.map((m) => `'${m}'`).join(", ")}` }),
+    })),
+    findings,
+  });
+  return probed;
+}
+
+function signalSummary(a: Analyzer, probed: readonly ProbedCase[]): string {
+  const names = [...new Set(probed.flatMap((p) => Object.keys(p.signals)))];
+  const mine = names.filter((n) => n.startsWith(prefixOf(a)));
+  const main = mine.find((n) => /pooled|answer|peak|top1Layer|flip/.test(n)) ?? mine[0];
+  if (!main) return `${a.name}: no signal (no case had what it reads)`;
+  const mean = (pass: boolean) => {
+    const v = probed.filter((p) => p.passed === pass && Number.isFinite(p.signals[main])).map((p) => p.signals[main]!);
+    return v.length ? v.reduce((s, x) => s + x, 0) / v.length : NaN;
+  };
+  return `${a.name}: ${main} mean ${mean(false).toFixed(3)} on failures vs ${mean(true).toFixed(3)} on passes; ${mine.length} signals`;
+}
+
+const PREFIX: Record<string, string> = {
+  attention: "attention.",
+  attentionSink: "sink.",
+  attentionEntropy: "attentionEntropy.",
+  attentionRollout: "rollout.",
+  logitLens: "logitLens.",
+  tokenEntropy: "tokenEntropy.",
+  logprobEntropy: "logprob.",
+  promptContrast: "promptContrast.",
+};
+
+function prefixOf(a: Analyzer): string {
+  return PREFIX[a.name] ?? `${a.name}.`;
+}

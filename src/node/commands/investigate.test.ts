@@ -1,0 +1,139 @@
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseEventLines } from "../../agent/events.ts";
+import { parseReport, type Report } from "../../report/schema.ts";
+
+const bin = fileURLToPath(new URL("../bin.mjs", import.meta.url));
+const haveModel = existsSync(
+  fileURLToPath(new URL("../../../models/tiny-vlm/onnx/decoder_model_merged.onnx", import.meta.url)),
+);
+
+function investigate(args: string[]) {
+  return spawnSync(bin, ["investigate", ...args], { encoding: "utf8", timeout: 170_000 });
+}
+
+/** Starts `investigate` and SIGKILLs it as soon as a printed line matches `when`; resolves with what it printed. */
+function killWhen(args: string[], when: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ["investigate", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let killed = false;
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (!killed && when.test(out)) {
+        killed = true;
+        child.kill("SIGKILL");
+      }
+    });
+    child.on("exit", () => (killed ? resolve(out) : reject(new Error(`the run ended before ${when}:\n${out}`))));
+  });
+}
+
+/** Items stored in a run of the file store, counted line by line (every judged case is one item, stored once). */
+function storedItems(out: string, runSuffix: string): { ids: string[]; indexes: number[] } {
+  const runs = readdirSync(join(out, "store", "runs")).filter((r) => r.endsWith(runSuffix));
+  expect(runs).toHaveLength(1);
+  const lines = readFileSync(join(out, "store", "runs", runs[0]!, "items.jsonl"), "utf8")
+    .trim()
+    .split("\n");
+  const items = lines.flatMap((l) => (JSON.parse(l) as { items: { caseId: string; index: number }[] }).items);
+  return { ids: items.map((i) => i.caseId), indexes: items.map((i) => i.index) };
+}
+
+/** What a run decided, without timestamps and event numbers. */
+function decisions(r: Report) {
+  return {
+    hypotheses: r.hypotheses.map((h) => [h.signal, h.direction, h.verdict, h.sealedN, h.eValue, h.sealedEffect?.value]),
+    repairs: r.repairs?.candidates.map((c) => [c.tier, c.candidate, c.fixed, c.broken, c.p, c.e, c.validated]),
+    failures: r.provenance.data.labelDistribution,
+  };
+}
+
+describe.skipIf(!haveModel)("evalrx investigate on the bundled tiny VLM and demo set", () => {
+  let reference: Report;
+  const small = ["--sample", "120", "--seed", "1"];
+
+  beforeAll(() => {
+    const out = mkdtempSync(join(tmpdir(), "evalrx-inv-ref-"));
+    const r = investigate([...small, "--out", out, "--json"]);
+    expect(r.status, r.stderr).toBe(0);
+    reference = parseReport(r.stdout);
+  }, 170_000);
+
+  it("with defaults: runs M1–M5, prints one line per stage, writes report.json, events.jsonl and report.html", () => {
+    const out = mkdtempSync(join(tmpdir(), "evalrx-inv-"));
+    const r = investigate(["--out", out]);
+    expect(r.status, r.stderr).toBe(0);
+    for (const stage of [
+      /M1 probe +\d+ cases · \d+ fail/,
+      /M2 explore +\d+ signals tried/,
+      /M3 diagnose/,
+      /M4 verify|no signal survived/,
+      /outcome:/,
+    ])
+      expect(r.stdout).toMatch(stage);
+    const report = parseReport(readFileSync(join(out, "report.json"), "utf8"));
+    expect(report.kind).toBe("investigate");
+    expect(report.complete).toBe(true);
+    expect(report.provenance.data.sampled).toMatch(/stable sample of 240 of 600/);
+    expect(report.probe!.modelKind).toBe("VLM");
+    expect(report.probe!.analyzers.filter((a) => a.ran).map((a) => a.name)).toEqual(
+      expect.arrayContaining(["attention", "attentionSink", "attentionRollout", "logitLens", "pope"]),
+    );
+    expect(report.signals.tested.some((s) => s.signal === "attention.imageShare.pooled")).toBe(true);
+    for (const h of report.hypotheses) {
+      expect(h).toMatchObject({
+        signal: expect.any(String),
+        direction: expect.any(String),
+        verdict: expect.stringMatching(/SUPPORTED|REFUTED|INCONCLUSIVE/),
+      });
+      expect(h.sealedN).toBeGreaterThan(0);
+    }
+    expect(report.repairs!.maxTier).toBe("L3b");
+    expect(report.repairs!.candidates.map((c) => c.tier)).toEqual(expect.arrayContaining(["L1", "L2", "L3a", "L3b"]));
+    expect(report.repairs!.recommendation.length).toBeGreaterThan(10);
+    const events = parseEventLines(readFileSync(join(out, "events.jsonl"), "utf8"));
+    expect(events.at(-1)!.type).toBe("run.finished");
+    const html = readFileSync(join(out, "report.html"), "utf8");
+    expect(html).toContain("Repair ladder");
+    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
+  }, 170_000);
+
+  it("killed while labelling (M1), --resume finishes without judging a stored case again", async () => {
+    const out = mkdtempSync(join(tmpdir(), "evalrx-inv-m1-"));
+    await killWhen([...small, "--out", out], /M1 label +40\/120/);
+    const before = storedItems(out, "-m1-label").ids.length;
+    expect(before).toBeGreaterThanOrEqual(40);
+    expect(before).toBeLessThan(120);
+    const r = investigate([...small, "--out", out, "--resume", "--json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const label = storedItems(out, "-m1-label");
+    expect(label.ids).toHaveLength(120);
+    expect(new Set(label.indexes).size).toBe(120);
+    expect(decisions(parseReport(r.stdout))).toEqual(decisions(reference));
+  }, 170_000);
+
+  it("killed while repairing (M5), --resume finishes without judging a stored case again", async () => {
+    const out = mkdtempSync(join(tmpdir(), "evalrx-inv-m5-"));
+    await killWhen([...small, "--out", out], /L1 prompt rewrite 'context'/);
+    const labelled = storedItems(out, "-m1-label").ids.length;
+    const r = investigate([...small, "--out", out, "--resume", "--json"]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(storedItems(out, "-m1-label").ids).toHaveLength(labelled);
+    const report = parseReport(r.stdout);
+    const sealed = report.provenance.holdout!.sealedN;
+    for (const suffix of ["-m5-rewrite_context", "-m5-self-consistency_3"]) {
+      const { indexes } = storedItems(out, suffix);
+      expect(indexes).toHaveLength(sealed);
+      expect(new Set(indexes).size).toBe(sealed);
+    }
+    expect(decisions(report)).toEqual(decisions(reference));
+    expect(parseEventLines(readFileSync(join(out, "events.jsonl"), "utf8")).some((e) => e.type === "run.resumed")).toBe(
+      true,
+    );
+  }, 170_000);
+});
