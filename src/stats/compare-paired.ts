@@ -1,7 +1,17 @@
 import { mcnemar } from "./mcnemar.ts";
 import { newcombePaired } from "./newcombe-paired.ts";
 import { pairedBootstrap, type BootstrapOptions } from "./paired-bootstrap.ts";
-import { clusterIndex, hasSharedCluster, isBinary, numbers, options, sameLength } from "./validate.ts";
+import {
+  clusterIndex,
+  count,
+  finite,
+  hasSharedCluster,
+  isBinary,
+  numbers,
+  openUnit,
+  options,
+  sameLength,
+} from "./validate.ts";
 
 /** The verdict of a paired comparison of run B against run A on the same cases. */
 export interface Comparison {
@@ -53,6 +63,14 @@ export function comparePaired(
   const y = numbers(fn, "b", b, 1);
   sameLength(fn, "a", x.length, "b", y.length);
   const o = options<CompareOptions>(fn, opts);
+  // checked here so a bad option is reported as comparePaired's, whichever method runs
+  const confidence = openUnit(fn, "confidence", o.confidence ?? 0.95);
+  if (o.replicates !== undefined && count(fn, "replicates", o.replicates) < 1) {
+    throw new RangeError(`${fn}(): replicates must be at least 1, got ${o.replicates}`);
+  }
+  if (o.seed !== undefined && !Number.isInteger(finite(fn, "seed", o.seed))) {
+    throw new RangeError(`${fn}(): seed must be an integer, got ${o.seed}`);
+  }
   const n = x.length;
   let sa = 0;
   let sb = 0;
@@ -80,7 +98,7 @@ export function comparePaired(
     }
     counts = { regressed, fixed, both, neither };
     if (!clustered) {
-      const [lo, hi] = newcombePaired(both, regressed, fixed, neither, o.confidence ?? 0.95);
+      const [lo, hi] = newcombePaired(both, regressed, fixed, neither, confidence);
       return {
         n,
         a: meanA,

@@ -17,7 +17,11 @@ export interface EValueOptions {
  * @example logEValueBinomial(9, 10) // ln(9.309…) = 2.2310
  */
 export function logEValueBinomial(k: number, n: number, p0 = 0.5, opts?: EValueOptions): number {
-  const fn = "eValueBinomial";
+  return logEValue("logEValueBinomial", k, n, p0, opts);
+}
+
+/** The log e-value, with errors naming `fn` (the public function the caller used). */
+export function logEValue(fn: string, k: number, n: number, p0: number, opts?: EValueOptions): number {
   count(fn, "k", k);
   count(fn, "n", n);
   if (k > n) throw new RangeError(`${fn}(): ${k} successes out of ${n} trials`);
@@ -56,5 +60,5 @@ export function logEValueBinomial(k: number, n: number, p0 = 0.5, opts?: EValueO
  * @example eValueBinomial(9, 10) // 9.309 (= B(10, 2)/(B(1, 1)·0.5^10) = 1024/110)
  */
 export function eValueBinomial(k: number, n: number, p0 = 0.5, opts?: EValueOptions): number {
-  return Math.exp(logEValueBinomial(k, n, p0, opts));
+  return Math.exp(logEValue("eValueBinomial", k, n, p0, opts));
 }

@@ -1,4 +1,4 @@
-import { eValueBinomial, type EValueOptions } from "./e-value-binomial.ts";
+import { logEValue, type EValueOptions } from "./e-value-binomial.ts";
 import { count } from "./validate.ts";
 
 /**
@@ -12,5 +12,5 @@ import { count } from "./validate.ts";
 export function eValueMcNemar(b: number, c: number, opts?: EValueOptions): number {
   count("eValueMcNemar", "b", b);
   count("eValueMcNemar", "c", c);
-  return eValueBinomial(c, b + c, 0.5, opts);
+  return Math.exp(logEValue("eValueMcNemar", c, b + c, 0.5, opts));
 }

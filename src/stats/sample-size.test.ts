@@ -14,7 +14,7 @@ describe("pairedSampleSize and detectableDrop", () => {
     const fx = loadFixture<[DetectableDropInput], number | null>("detectableDrop");
     for (const { args, expected } of fx.cases) {
       if (expected === null) expect(() => detectableDrop(args[0]), JSON.stringify(args[0])).toThrow(/use more cases/);
-      else expectClose(detectableDrop(args[0]), expected, 1e-6, 0, JSON.stringify(args[0]));
+      else expectClose(detectableDrop(args[0]), expected, 1e-9, 0, JSON.stringify(args[0]));
     }
   });
 
