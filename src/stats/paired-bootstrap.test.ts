@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { pairedBootstrap } from "./paired-bootstrap.ts";
+import { expandedTail, pairedBootstrap } from "./paired-bootstrap.ts";
 
 describe("pairedBootstrap", () => {
   it("is deterministic for a seed and changes with it", () => {
@@ -72,6 +72,18 @@ describe("pairedBootstrap", () => {
     const plain = pairedBootstrap(d);
     const clustered = pairedBootstrap(d, g);
     expect(clustered.hi - clustered.lo).toBeGreaterThan(2.5 * (plain.hi - plain.lo));
+  });
+
+  it("reads the expanded interval outside the plain percentile one, converging as n grows", () => {
+    const d = Array.from({ length: 40 }, (_, i) => ((i * 37) % 11) / 10 - 0.4);
+    const wide = pairedBootstrap(d, undefined, { seed: 2 });
+    const plain = pairedBootstrap(d, undefined, { seed: 2, expanded: false });
+    expect(wide.lo).toBeLessThan(plain.lo);
+    expect(wide.hi).toBeGreaterThan(plain.hi);
+    expect(wide.p).toBe(plain.p);
+    expect(expandedTail(0.95, 40)).toBeCloseTo(0.020258, 6); // scipy: 0.0202575
+    expect(expandedTail(0.95, 400)).toBeCloseTo(0.02451, 5);
+    expect(expandedTail(0.95, 1)).toBe(0.025);
   });
 
   it("rejects bad options", () => {

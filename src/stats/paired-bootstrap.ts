@@ -9,6 +9,11 @@ export interface BootstrapOptions {
   seed?: number;
   /** Confidence level of the percentile interval (default 0.95). */
   confidence?: number;
+  /**
+   * Read the interval at the expanded-percentile levels (default true), which hold the
+   * nominal coverage in small samples; false gives the plain percentile interval.
+   */
+  expanded?: boolean;
 }
 
 export interface BootstrapResult {
@@ -58,7 +63,7 @@ function quantileSorted(sorted: Float64Array, q: number): number {
  * (2015) "expanded percentile" level Φ(−√(m/(m−1))·t_{1−α/2, m−1}) for m resampled units.
  * The plain percentile interval is too narrow in small samples (it uses the plug-in sd and z
  * rather than t: about 93.4% for a nominal 95% at n = 40); this widens it to t-interval
- * coverage and vanishes as m grows (0.0247 instead of 0.025 at m = 400).
+ * coverage and fades as m grows (0.0203 at m = 40, 0.0245 at m = 400, instead of 0.025).
  */
 export function expandedTail(confidence: number, units: number): number {
   const tail = (1 - confidence) / 2;
@@ -120,7 +125,10 @@ export function pairedBootstrap(
     if (v >= 0) atLeastZero++;
   }
   means.sort();
-  const tail = expandedTail(confidence, units);
+  if (o.expanded !== undefined && typeof o.expanded !== "boolean") {
+    throw new TypeError(`${fn}(): expanded must be true or false, got ${typeof o.expanded}`);
+  }
+  const tail = o.expanded === false ? (1 - confidence) / 2 : expandedTail(confidence, units);
   return {
     lo: quantileSorted(means, tail),
     hi: quantileSorted(means, 1 - tail),
