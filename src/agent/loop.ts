@@ -9,6 +9,7 @@ import type { FailureCase } from "../core/index.ts";
 import { diagnose, type Hypothesis } from "./diagnose.ts";
 import type { EventLog } from "./events.ts";
 import { explore, type SignalFinding } from "./explore.ts";
+import { compareLayers } from "./layers.ts";
 import type { Judge } from "./judge.ts";
 import type { ExperimentProtocol } from "./protocol.ts";
 import { SealedSplit } from "./sealed.ts";
@@ -120,7 +121,13 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
         },
       );
     }
-    return explore(exploreTable, typed.signals, problems, log, { alpha, seed, resamples: options.resamples?.explore });
+    const findings = explore(exploreTable, typed.signals, problems, log, {
+      alpha,
+      seed,
+      resamples: options.resamples?.explore,
+    });
+    compareLayers(typed.signals, exploreTable.failed, log);
+    return findings;
   });
   const hypotheses = await timed(log, "M3", () => diagnose(findings, log, { judge: options.judge }));
   const verified = await timed(log, "M4", async () => {

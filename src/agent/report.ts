@@ -139,6 +139,17 @@ export function buildReport(events: readonly RunEvent[]): Report {
       selected: selected?.selected ?? [],
       untestable: selected?.untestable ?? [],
       procedure: selected?.procedure ?? "",
+      layers: ((first("layers.compared")?.payload.profiles ?? []) as NonNullable<Report["signals"]["layers"]>).map(
+        (l) => ({
+          family: l.family,
+          layers: l.layers,
+          n: l.n,
+          statistic: l.statistic,
+          p: l.p,
+          auc: l.auc,
+          strongest: l.strongest,
+        }),
+      ),
       tested: tested.map((f) => ({
         signal: f.signal,
         kind: f.kind,

@@ -1,7 +1,7 @@
 /**
  * POPE metrics per split (random / popular / adversarial): accuracy,
  * precision, recall and F1 of "yes", the yes-ratio, and the share of answers
- * that are neither yes nor no. Run-level only: no per-case signal.
+ * that are neither yes nor no (counted as "no", POPE's convention). Run-level only: no per-case signal.
  */
 import type { Analyzer, ProbeItem } from "./types.ts";
 import { answerKey } from "./rewrites.ts";

@@ -301,6 +301,22 @@ export function renderReportHtml(report: Report): string {
     ),
     `<p class="legend"><span style="color:${COLORS.fail}">■</span> failing cases <span style="color:${COLORS.pass}">■</span> passing cases</p>`,
   );
+  if (report.signals.layers?.length)
+    sections.push(
+      `<h3>Across layers (Friedman, exploration split; descriptive)</h3>`,
+      table(
+        ["signal", "layers", "n", "Friedman χ²", "p", "AUC per layer", "strongest"],
+        report.signals.layers.map((l) => [
+          e(l.family),
+          e(l.layers.join(", ")),
+          e(l.n),
+          n(l.statistic, 2),
+          n(l.p),
+          e(l.auc.map((a) => n(a)).join(", ")),
+          e(l.strongest),
+        ]),
+      ),
+    );
   if (report.signals.untestable.length || report.problems.length)
     sections.push(
       `<h2>What could not be tested, and why</h2><ul>${[

@@ -140,6 +140,20 @@ export const ReportSchema = v.object({
     untestable: v.array(v.object({ name, reason: text })),
     tested: v.array(SignalRow),
     procedure: text,
+    /** Friedman across layers for layered signals (descriptive, not part of e-BH). */
+    layers: v.optional(
+      v.array(
+        v.object({
+          family: name,
+          layers: v.array(name),
+          n: v.number(),
+          statistic: num,
+          p: num,
+          auc: v.array(num),
+          strongest: name,
+        }),
+      ),
+    ),
   }),
   hypotheses: v.array(HypothesisRow),
   problems: v.array(Problem),

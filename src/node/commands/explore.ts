@@ -35,7 +35,7 @@ async function readLog(
   mapping: ColumnMapping,
 ): Promise<ImportResult & { columns: string[]; labelColumn?: string }> {
   const bytes = readFileSync(file);
-  const result = await importDataset(new Uint8Array(bytes), { name: basename(file), mapping });
+  const result = await importDataset(new Uint8Array(bytes), { name: basename(file), mapping, requireInput: false });
   const text = () => new TextDecoder().decode(bytes).replace(/^\uFEFF/, "");
   const parseRows = (): Record<string, unknown>[] =>
     result.format === "csv"
@@ -48,7 +48,7 @@ async function readLog(
     result.cases.length === 0 &&
     result.problems.length > 0 &&
     result.problems.every((p) => /missing input/.test(p.reason));
-  // Adapter: the importers' options do not expose `requireInput: false` yet, and an eval log needs no prompt column.
+  // JSONL rows in the dataset format must carry an input; an eval log needs none, so read such rows as a table.
   if (noInput && (result.format === "csv" || result.format === "jsonl")) {
     const rows = parseRows();
     const table = importTable(rows, mapping, { requireInput: false, numericMeta: true });

@@ -1,3 +1,4 @@
+import Ajv2020 from "ajv/dist/2020.js";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -5,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseEventLines } from "../../agent/events.ts";
+import schema from "../../agent/events.schema.json" with { type: "json" };
 import { parseReport, type Report } from "../../report/schema.ts";
 
 const bin = fileURLToPath(new URL("../bin.mjs", import.meta.url));
@@ -98,6 +100,10 @@ describe.skipIf(!haveModel)("evalrx investigate on the bundled tiny VLM and demo
     expect(report.repairs!.recommendation.length).toBeGreaterThan(10);
     const events = parseEventLines(readFileSync(join(out, "events.jsonl"), "utf8"));
     expect(events.at(-1)!.type).toBe("run.finished");
+    const ajv = new Ajv2020({ allErrors: true, strict: false });
+    ajv.addFormat("date-time", (x: string) => !Number.isNaN(Date.parse(x)));
+    const validate = ajv.compile(schema);
+    for (const e of events) expect(validate(e), `${e.type}: ${JSON.stringify(validate.errors)}`).toBe(true);
     const html = readFileSync(join(out, "report.html"), "utf8");
     expect(html).toContain("Repair ladder");
     expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
