@@ -164,7 +164,7 @@ const api = {
       loaded = await open("wasm");
     }
     // The page's progress callback runs over its own channel: let the last report arrive before the result.
-    await lastProgress;
+    await Promise.resolve(lastProgress).catch(() => undefined);
     model = loaded;
     modelStatus = {
       key,

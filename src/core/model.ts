@@ -77,6 +77,8 @@ export interface GenerateOptions {
   readonly seed?: number;
   readonly stop?: readonly string[];
   readonly signal?: AbortSignal;
+  /** Additive bias on attention logits at every step (an `attention_write` intervention); white-box backends only. */
+  readonly attentionBias?: AttentionBias;
 }
 
 /** The reductions of attention and hidden states an analyzer can ask for. */

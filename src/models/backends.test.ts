@@ -1,8 +1,10 @@
 import { createServer, type Server } from "node:http";
-import { readFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { env } from "@huggingface/transformers";
+import { AutoModelForCausalLM, AutoTokenizer, env, type Tensor } from "@huggingface/transformers";
 import { CapabilityError } from "../core/capability.ts";
 import { apiBackend, compose, ortBackend } from "./backends.ts";
 import { loadModel, REPO_ROOT } from "./load.node.ts";
@@ -10,6 +12,7 @@ import { nodeFiles, nodeSessions } from "./ort-session.node.ts";
 import type { FileSource } from "./session.ts";
 import { getSpec } from "./specs/index.ts";
 import { transformersBackend } from "./transformers-backend.ts";
+import { attentionTapCache } from "./transformers-tap.ts";
 
 const vlmSpec = getSpec("tiny-vlm")!;
 const lmSpec = getSpec("tiny-lm")!;
@@ -146,5 +149,51 @@ describe("transformers.js on the bundled folders, local files only", () => {
       expect(a.ids, prompt).toEqual(await theirs.generateIds({ prompt }, { maxNewTokens: 12 }));
     }
     await Promise.all([ours.dispose(), theirs.dispose()]);
+  });
+});
+
+describe("the graph tap under transformers.js", () => {
+  let dir: string;
+  beforeAll(() => {
+    // A model folder whose decoder does not export attention: tiny-lm with its untapped graph as model.onnx.
+    dir = mkdtempSync(join(tmpdir(), "evalrx-tap-"));
+    cpSync(`${REPO_ROOT}models/tiny-lm`, join(dir, "plain-lm"), { recursive: true });
+    copyFileSync(join(dir, "plain-lm/onnx/model_untapped.onnx"), join(dir, "plain-lm/onnx/model.onnx"));
+  });
+  afterAll(() => {
+    env.useCustomCache = false;
+    env.customCache = null;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("serves transformers.js a tapped decoder whose attention equals the exported one (1e-5)", async () => {
+    env.allowRemoteModels = false;
+    env.allowLocalModels = true;
+    env.localModelPath = `${dir}/`;
+    const cache = attentionTapCache(async (key) => {
+      try {
+        return new Uint8Array(readFileSync(key));
+      } catch {
+        return undefined;
+      }
+    });
+    env.useCustomCache = true;
+    env.customCache = cache;
+    const tokenizer = await AutoTokenizer.from_pretrained("plain-lm");
+    const model = await AutoModelForCausalLM.from_pretrained("plain-lm", { dtype: "fp32" });
+    expect([...cache.tapped.values()]).toEqual([lmSpec.layers]);
+    const prompt = "3 1 4 1 5";
+    const out = (await model(tokenizer(prompt))) as Record<string, Tensor>;
+    const ours = await loadModel("tiny-lm");
+    const trace = await ours.forward({ prompt }, { reductions: ["fullAttention"] });
+    const full = trace.reductions.fullAttention!;
+    const size = full.data.length / lmSpec.layers;
+    for (let l = 0; l < lmSpec.layers; l++) {
+      const theirs = out[`attentions.${l}`]!.data as Float32Array;
+      expect(theirs.length).toBe(size);
+      const mine = full.data.subarray(l * size, (l + 1) * size);
+      expect(theirs.reduce((m, v, i) => Math.max(m, Math.abs(v - mine[i]!)), 0)).toBeLessThanOrEqual(1e-5);
+    }
+    await Promise.all([ours.dispose(), model.dispose()]);
   });
 });

@@ -90,6 +90,8 @@ export function apiBackend(config: ApiConfig): Backend {
         spec,
         capabilities,
         async generate(input: ModelInput, options: GenerateOptions = {}): Promise<string> {
+          if (options.attentionBias)
+            throw new CapabilityError(["attention_write"], [...capabilities], `the api backend for ${spec.key}`);
           const text = input.prompt.replace(/<image>\s*/g, "").trim();
           const content: unknown[] = [{ type: "text", text }];
           if (input.image !== undefined)

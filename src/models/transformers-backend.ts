@@ -51,6 +51,8 @@ export function transformersBackend(config: TransformersConfig = {}): Transforme
         : await AutoModelForCausalLM.from_pretrained(id, { dtype: "fp32", ...(device ? { device } : {}) });
       const capabilities = provides(spec);
       const generateIds = async (input: ModelInput, options: GenerateOptions = {}) => {
+        if (options.attentionBias)
+          throw new CapabilityError(["attention_write"], [...capabilities], `the transformers backend for ${spec.key}`);
         let inputs: Record<string, unknown>;
         if (input.image !== undefined) {
           if (!processor) throw new Error(`${spec.key} takes text only`);

@@ -16,8 +16,10 @@ it("the playground loads tiny-vlm from the built app, answers a demo question an
   await answer.waitFor({ timeout: 150_000 });
   expect(["yes", "no"]).toContain(await answer.textContent());
   expect(await page.getByTestId("model-status").textContent()).toMatch(
-    /tiny-vlm on (WebGPU|WASM) — .+; attention exported/,
+    /tiny-vlm on (WebGPU|WASM) — .+;\s+attention exported/,
   );
+  // The answer comes first; the overlay follows from the teacher-forced forward.
+  await page.getByTestId("overlay").waitFor({ timeout: 60_000 });
   const cells = page.getByTestId("overlay").locator(".cell");
   expect(await cells.count()).toBe(36);
   const opacities = await cells.evaluateAll((els) => els.map((el) => Number((el as HTMLElement).style.opacity)));

@@ -1,50 +1,22 @@
-import type { Capability } from "../../core/capability.ts";
 import type { ModelSpec } from "../../core/model.ts";
-
-const WHITE_BOX: readonly Capability[] = ["generate", "logits", "attention", "hidden_states", "attention_write"];
+import vlmConfig from "../../../models/tiny-vlm/config.json" with { type: "json" };
+import vlmPreprocessor from "../../../models/tiny-vlm/preprocessor_config.json" with { type: "json" };
+import vlmProcessor from "../../../models/tiny-vlm/processor_config.json" with { type: "json" };
+import lmConfig from "../../../models/tiny-lm/config.json" with { type: "json" };
+import { inferSpec } from "./infer.ts";
 
 /**
- * The models shipped in `models/` (made by `models/forge`). Their numbers
- * mirror each folder's `config.json`; a test checks they agree with the spec
- * inferred from it.
+ * A bundled model's spec: read from the config files the forge ships beside
+ * its weights (so a re-forged model never disagrees with its spec), plus what
+ * the forge guarantees about the export — hidden states and an lm_head for the
+ * logit lens. A test checks the numbers against the ONNX graphs themselves.
  */
+function bundled(spec: ModelSpec): ModelSpec {
+  return { ...spec, capabilities: new Set([...spec.capabilities, "hidden_states"]) };
+}
+
+/** The models shipped in `models/` (made by `models/forge`). */
 export const BUNDLED_SPECS: readonly ModelSpec[] = [
-  {
-    key: "tiny-vlm",
-    family: "llava",
-    modalities: new Set(["text", "image"]),
-    source: "models/tiny-vlm",
-    files: [
-      "config.json",
-      "tokenizer.json",
-      "tokenizer_config.json",
-      "preprocessor_config.json",
-      "processor_config.json",
-      "onnx/vision_encoder.onnx",
-      "onnx/embed_tokens.onnx",
-      "onnx/decoder_model_merged.onnx",
-    ],
-    layers: 3,
-    heads: 4,
-    kvHeads: 4,
-    hiddenSize: 96,
-    vocabSize: 37,
-    contextLength: 128,
-    image: { tokenId: 4, grid: [6, 6], size: [48, 48] },
-    capabilities: new Set<Capability>([...WHITE_BOX, "image"]),
-  },
-  {
-    key: "tiny-lm",
-    family: "llama",
-    modalities: new Set(["text"]),
-    source: "models/tiny-lm",
-    files: ["config.json", "tokenizer.json", "tokenizer_config.json", "onnx/model.onnx"],
-    layers: 2,
-    heads: 4,
-    kvHeads: 4,
-    hiddenSize: 64,
-    vocabSize: 16,
-    contextLength: 64,
-    capabilities: new Set<Capability>(WHITE_BOX),
-  },
+  bundled(inferSpec("tiny-vlm", "models/tiny-vlm", vlmConfig, vlmPreprocessor, vlmProcessor)),
+  bundled(inferSpec("tiny-lm", "models/tiny-lm", lmConfig)),
 ];

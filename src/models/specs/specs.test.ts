@@ -1,9 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../load.node.ts";
+import { loadModel, REPO_ROOT } from "../load.node.ts";
+import { discoverAttention, readOnnxGraph } from "../onnx-graph.ts";
 import { getSpec, inferSpec, listSpecs, textConfig } from "./index.ts";
-
-const json = (path: string) => JSON.parse(readFileSync(`${REPO_ROOT}${path}`, "utf8")) as Record<string, unknown>;
 
 describe("the specs registry", () => {
   it("lists the two bundled models and finds them by key", () => {
@@ -12,23 +11,29 @@ describe("the specs registry", () => {
     expect(getSpec("no-such-model")).toBeUndefined();
   });
 
-  it("each bundled spec agrees with the spec inferred from its folder's config files", () => {
+  it("each bundled spec agrees with its ONNX graphs: layers, heads, hidden size, vocabulary, image grid", async () => {
     for (const spec of listSpecs()) {
-      const folder = spec.source;
-      const image = spec.modalities.has("image");
-      const inferred = inferSpec(
-        spec.key,
-        spec.source,
-        json(`${folder}/config.json`),
-        image ? json(`${folder}/preprocessor_config.json`) : undefined,
-        image ? json(`${folder}/processor_config.json`) : undefined,
-      );
-      const { capabilities: declared, ...rest } = spec;
-      const { capabilities: guessed, ...inferredRest } = inferred;
-      expect(rest).toEqual(inferredRest);
-      // Inference cannot know the export carries hidden states; the registry does.
-      expect([...declared].sort()).toEqual([...guessed, "hidden_states"].sort());
-      for (const file of spec.files) expect(() => readFileSync(`${REPO_ROOT}${folder}/${file}`)).not.toThrow();
+      const model = await loadModel(spec.key);
+      try {
+        const graph = readOnnxGraph(new Uint8Array(readFileSync(`${REPO_ROOT}${spec.source}/${spec.files.at(-1)!}`)));
+        expect(discoverAttention(graph).softmaxes.length, spec.key).toBe(spec.layers);
+        expect(graph.outputs.filter((o) => o.startsWith("attentions.")).length).toBe(spec.layers);
+        const input = spec.image
+          ? {
+              prompt: "<image> is there a red circle ?",
+              image: new Uint8Array(readFileSync(`${REPO_ROOT}public/demo/images/scene-0001.png`)),
+            }
+          : { prompt: "1 2 3" };
+        const trace = await model.forward(input, { reductions: ["fullAttention"], logitsAt: [-1] });
+        const T = trace.tokenIds.length;
+        expect(trace.reductions.fullAttention!.shape).toEqual([spec.layers, spec.heads, T, T]);
+        expect(trace.logits!.vocab).toBe(spec.vocabSize);
+        if (spec.image) expect(trace.imagePositions.length).toBe(spec.image.grid[0] * spec.image.grid[1]);
+        for (const file of spec.files) expect(() => readFileSync(`${REPO_ROOT}${spec.source}/${file}`)).not.toThrow();
+        expect([...spec.capabilities].sort()).toEqual([...model.capabilities].sort());
+      } finally {
+        await model.dispose();
+      }
     }
   });
 
