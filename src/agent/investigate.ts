@@ -195,6 +195,7 @@ export async function investigate(
         ...(o.signal ? { signal: o.signal } : {}),
         ...(o.onProbeCase ? { onCase: o.onProbeCase } : {}),
         ...(o.onLabelCase ? { onLabel: o.onLabelCase } : {}),
+        ...(o.judge ? { judge: o.judge } : {}),
       },
       log,
     ),

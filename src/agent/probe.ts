@@ -10,7 +10,33 @@ import type { FailureCase, ImagePixels, Model, ModelInput, Reduction, Trace } fr
 import { runEval, type Evaluator } from "../evals/index.ts";
 import type { ItemRecord, Store } from "../store/index.ts";
 import type { EventLog } from "./events.ts";
+import type { Judge } from "./judge.ts";
 import { protocolTags, type ExperimentProtocol } from "./protocol.ts";
+
+const TAGS = ["attention", "image", "sink", "uncertainty", "layer", "prompt", "prior", "length", "tool", "content"];
+
+/**
+ * The analyzer tags a protocol's question points to: the keyword rules, plus
+ * whatever a configured judge names from the known tags (unknown words ignored).
+ * Example: `await hintTags({ question: "Is the model unsure when it fails?" })` → `["uncertainty"]`.
+ */
+export async function hintTags(protocol: ExperimentProtocol, judge?: Judge): Promise<{ tags: string[]; by: string }> {
+  const rules = protocolTags(protocol);
+  if (!judge) return { tags: rules, by: "rules" };
+  const answer = await judge(
+    [
+      `Question about a model's failures: ${protocol.question}`,
+      ...(protocol.failurePatterns?.length ? [`Suspected patterns: ${protocol.failurePatterns.join("; ")}`] : []),
+      `Which of these topics should the analysis look at first? ${TAGS.join(", ")}.`,
+      "Answer with the topic names only, comma-separated.",
+    ].join("\n"),
+  );
+  const named = answer
+    .toLowerCase()
+    .split(/[^a-z]+/)
+    .filter((w) => TAGS.includes(w));
+  return { tags: [...new Set([...rules, ...named])], by: named.length ? "rules+judge" : "rules" };
+}
 
 export type ModelKind = "VLM" | "LLM" | "agent";
 
@@ -32,6 +58,8 @@ export interface ProbeOptions {
   readonly signal?: AbortSignal;
   /** Called after each case is probed (progress; tests kill the process here). */
   readonly onCase?: (done: number, total: number) => void;
+  /** When configured, maps the question to analyzer tags too (the rules always do). */
+  readonly judge?: Judge;
   /** Called as cases are labelled (judged) by the evaluators. */
   readonly onLabel?: (done: number, total: number) => void;
 }
@@ -71,13 +99,14 @@ async function openOrResumeEval(o: ProbeOptions, runId: string): Promise<{ items
 export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[]> {
   const cases = o.dataset.cases;
   const kind = modelKind(o.model, cases);
-  const hints = protocolTags(o.protocol);
+  const { tags: hints, by: hintsBy } = await hintTags(o.protocol, o.judge);
   const ranked = rankAnalyzers(o.model.capabilities, hints);
   const runnable = ranked.filter((a) => a.runnable).map((a) => a.analyzer);
   log.append("M1", "probe.planned", {
     cases: cases.length,
     modelKind: kind,
     hints,
+    hintsBy,
     analyzers: ranked.map((a, rank) => ({
       name: a.analyzer.name,
       rank: rank + 1,

@@ -112,11 +112,19 @@ export const attention: Analyzer = layeredAnalyzer({
   reduction: "imageAttentionShare",
   prefix: "attention.imageShare",
   extra: (item): Record<string, number> => {
+    const out: Record<string, number> = {};
+    const share = item.trace?.reductions.imageAttentionShare;
+    const t = item.trace;
+    if (share && t && t.imagePositions.length && t.answerPositions.length) {
+      // Derived: attention per image token relative to a uniform spread over the keys the answer position sees.
+      const visible = t.answerPositions[0]!;
+      out["attention.imageRatio"] = pooled(share) / (t.imagePositions.length / visible);
+    }
     const map = item.trace?.reductions.imageAttentionMap;
-    if (!map) return {};
+    if (!map) return out;
     const [L, R, C] = map.shape as [number, number, number];
     const last = map.data.subarray((L - 1) * R * C, L * R * C);
-    return { "attention.imageMapPeak": gridPeak(last).peak };
+    return { ...out, "attention.imageMapPeak": gridPeak(last).peak };
   },
 });
 
