@@ -64,10 +64,10 @@ export async function diagnose(
   log: EventLog,
   options: { readonly judge?: Judge; readonly maxHypotheses?: number } = {},
 ): Promise<Hypothesis[]> {
-  const selected = findings
+  const survivors = findings
     .filter((f) => f.selected && f.association.observedDirection !== 0)
-    .sort((a, b) => b.association.e - a.association.e)
-    .slice(0, options.maxHypotheses ?? 12);
+    .sort((a, b) => b.association.e - a.association.e);
+  const selected = survivors.slice(0, options.maxHypotheses ?? 12);
   const hypotheses: Hypothesis[] = [];
   for (const [k, f] of selected.entries()) {
     const direction = f.association.observedDirection as Direction;
@@ -129,6 +129,7 @@ export async function diagnose(
     ids: hypotheses.map((h) => h.id),
     count: hypotheses.length,
     competing: hypotheses.length > 1,
+    notStated: survivors.slice(selected.length).map((f) => f.signal),
   });
   return hypotheses;
 }

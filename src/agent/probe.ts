@@ -245,7 +245,8 @@ function signalSummary(a: Analyzer, probed: readonly ProbedCase[]): string {
     const v = probed.filter((p) => p.passed === pass && Number.isFinite(p.signals[main])).map((p) => p.signals[main]!);
     return v.length ? v.reduce((s, x) => s + x, 0) / v.length : NaN;
   };
-  return `${a.name}: ${main} mean ${mean(false).toFixed(3)} on failures vs ${mean(true).toFixed(3)} on passes; ${mine.length} signals`;
+  const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "— (no such case)");
+  return `${a.name}: ${main} mean ${fmt(mean(false))} on failures vs ${fmt(mean(true))} on passes; ${mine.length} signals`;
 }
 
 const PREFIX: Record<string, string> = {

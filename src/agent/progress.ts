@@ -41,7 +41,9 @@ export function stageLine(event: RunEvent): string | undefined {
     case "hypotheses.frozen":
       return `M3 diagnose  ${p.count} falsifiable hypotheses, frozen before the sealed split is read`;
     case "sealed.opened":
-      return `M4 verify    sealed n=${p.n}`;
+      return event.stage === "M4"
+        ? `M4 verify    sealed n=${p.n}`
+        : `M5 repair    sealed n=${p.n} (opened for repairs)`;
     case "hypothesis.decided": {
       const a = p.association as {
         effect: { name: string; value: number; interval: { lo: number; hi: number } };

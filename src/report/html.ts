@@ -219,7 +219,7 @@ export function renderReportHtml(report: Report): string {
             `<span class="${verdictClass(h.verdict)}">${e(h.verdict)}</span>`,
           ]),
         )
-      : `<p>No hypothesis: no signal survived e-BH on the exploration split.</p>`,
+      : `<p>No hypothesis: no signal survived e-BH on the exploration split${report.problems.length ? " (see “What could not be tested, and why” below)" : ""}.</p>`,
     forest(report.hypotheses),
     report.hypotheses.length
       ? `<p class="legend"><span style="color:${COLORS.explore}">●</span> exploration <span style="color:${COLORS.sealed}">●</span> sealed — distance from the null</p>`
