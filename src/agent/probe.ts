@@ -5,7 +5,7 @@
  * generations an analyzer asks for), and keep each case's signals in the
  * store as it goes, so a resumed run never judges or probes a case twice.
  */
-import { rankAnalyzers, type Analyzer, type ProbeItem } from "../analyzers/index.ts";
+import { rankAnalyzers, type ProbeItem } from "../analyzers/index.ts";
 import type { FailureCase, ImagePixels, Model, ModelInput, Reduction, Trace } from "../core/index.ts";
 import { runEval, type Evaluator } from "../evals/index.ts";
 import type { ItemRecord, Store } from "../store/index.ts";
@@ -169,6 +169,7 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
     const signals: Record<string, number> = {};
     for (const a of runnable) if (a.signals) Object.assign(signals, a.signals(item));
     const rollout = trace?.reductions.rollout ? Array.from(trace.reductions.rollout.data) : undefined;
+    const kept = trace ? packTrace(trace) : undefined;
     const record: ItemRecord = {
       runId: probeRun,
       caseId: c.id,
@@ -176,7 +177,13 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
       index,
       output: label.output,
       passed: label.passed,
-      checks: [{ name: "probe", passed: true, detail: { extra, ...(rollout ? { rollout } : {}) } }],
+      checks: [
+        {
+          name: "probe",
+          passed: true,
+          detail: { extra, ...(rollout ? { rollout } : {}), ...(kept ? { trace: kept } : {}) },
+        },
+      ],
       latencyMs: 0,
       signals,
     };
@@ -203,18 +210,35 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
       ...(detail.rollout ? { rollout: detail.rollout } : {}),
     };
   });
-  const items: ProbeItem[] = probed.map((p, i) => ({
-    case: p.case,
-    output: p.output,
-    passed: p.passed,
-    extra: ((stored.get(cases[i]!.id)!.checks[0]?.detail ?? {}) as { extra?: Record<string, unknown> }).extra ?? {},
-  }));
+  const items: ProbeItem[] = probed.map((p, i) => {
+    const detail = (stored.get(cases[i]!.id)!.checks[0]?.detail ?? {}) as {
+      extra?: Record<string, unknown>;
+      trace?: PackedTrace;
+    };
+    return {
+      case: p.case,
+      output: p.output,
+      passed: p.passed,
+      extra: detail.extra ?? {},
+      ...(detail.trace ? { trace: unpackTrace(detail.trace) } : {}),
+    };
+  });
   const findings: { analyzer: string; summary: string }[] = [];
+  let maps: { rows: number; cols: number; fail: number[]; pass: number[] } | undefined;
   for (const a of runnable) {
-    // Trace-based analyzers' run-level views need traces, which are not kept: summarise their stored signals instead.
-    const summary = a.reductions.length ? signalSummary(a, probed) : a.run(items).summary;
-    findings.push({ analyzer: a.name, summary });
-    log.append("M1", "analyzer.ran", { analyzer: a.name, summary, parameters: a.parameters, requires: a.requires });
+    const result = a.run(items);
+    findings.push({ analyzer: a.name, summary: result.summary });
+    log.append("M1", "analyzer.ran", {
+      analyzer: a.name,
+      summary: result.summary,
+      findings: result.findings,
+      parameters: a.parameters,
+      requires: a.requires,
+    });
+    const mean = result.artifacts?.meanMaps as { fail: number[]; pass: number[] } | undefined;
+    const grid = items.find((i) => i.trace?.reductions.rollout)?.trace?.reductions.rollout?.shape;
+    if (a.name === "attentionRollout" && mean && grid && (mean.fail.length || mean.pass.length))
+      maps = { rows: grid[0]!, cols: grid[1]!, fail: mean.fail, pass: mean.pass };
   }
   const failures = probed.filter((p) => !p.passed).length;
   log.append("M1", "probe.finished", {
@@ -232,34 +256,49 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
       ...(a.runnable ? {} : { reason: `the model cannot give ${a.missing.map((m) => `'${m}'`).join(", ")}` }),
     })),
     findings,
+    ...(maps ? { maps } : {}),
   });
   return probed;
 }
 
-function signalSummary(a: Analyzer, probed: readonly ProbedCase[]): string {
-  const names = [...new Set(probed.flatMap((p) => Object.keys(p.signals)))];
-  const mine = names.filter((n) => n.startsWith(prefixOf(a)));
-  const main = mine.find((n) => /pooled|answer|peak|top1Layer|flip/.test(n)) ?? mine[0];
-  if (!main) return `${a.name}: no signal (no case had what it reads)`;
-  const mean = (pass: boolean) => {
-    const v = probed.filter((p) => p.passed === pass && Number.isFinite(p.signals[main])).map((p) => p.signals[main]!);
-    return v.length ? v.reduce((s, x) => s + x, 0) / v.length : NaN;
-  };
-  const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "— (no such case)");
-  return `${a.name}: ${main} mean ${fmt(mean(false))} on failures vs ${fmt(mean(true))} on passes; ${mine.length} signals`;
+/** A trace's small reductions as plain JSON (NaN as null), kept with the case so a resumed run can rerun analyzers. */
+export interface PackedTrace {
+  readonly tokenIds: number[];
+  readonly imagePositions: number[];
+  readonly answerPositions: number[];
+  readonly reductions: Record<string, { shape: number[]; axes: string[]; data: (number | null)[] }>;
 }
 
-const PREFIX: Record<string, string> = {
-  attention: "attention.",
-  attentionSink: "sink.",
-  attentionEntropy: "attentionEntropy.",
-  attentionRollout: "rollout.",
-  logitLens: "logitLens.",
-  tokenEntropy: "tokenEntropy.",
-  logprobEntropy: "logprob.",
-  promptContrast: "promptContrast.",
-};
+function packTrace(t: Trace): PackedTrace {
+  const reductions: PackedTrace["reductions"] = {};
+  for (const [name, r] of Object.entries(t.reductions))
+    if (r && name !== "fullAttention")
+      reductions[name] = {
+        shape: [...r.shape],
+        axes: [...r.axes],
+        data: Array.from(r.data, (x) => (Number.isFinite(x) ? x : null)),
+      };
+  return {
+    tokenIds: Array.from(t.tokenIds),
+    imagePositions: Array.from(t.imagePositions),
+    answerPositions: Array.from(t.answerPositions),
+    reductions,
+  };
+}
 
-function prefixOf(a: Analyzer): string {
-  return PREFIX[a.name] ?? `${a.name}.`;
+function unpackTrace(p: PackedTrace): Trace {
+  const reductions: Trace["reductions"] = {};
+  for (const [name, r] of Object.entries(p.reductions))
+    (reductions as Record<string, unknown>)[name] = {
+      shape: r.shape,
+      axes: r.axes,
+      data: Float32Array.from(r.data, (x) => (x === null ? NaN : x)),
+    };
+  return {
+    tokens: [],
+    tokenIds: Int32Array.from(p.tokenIds),
+    imagePositions: Int32Array.from(p.imagePositions),
+    answerPositions: Int32Array.from(p.answerPositions),
+    reductions,
+  };
 }

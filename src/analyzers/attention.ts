@@ -52,7 +52,8 @@ export function gridPeak(data: ArrayLike<number>): { peak: number; entropy: numb
 function summaryOf(name: string, items: readonly ProbeItem[], perCase: Record<string, number[]>, main: string) {
   const values = perCase[main] ?? [];
   const by = meanByLabel(items, values);
-  return `${name}: ${main} mean ${by.fail.toFixed(3)} on failures vs ${by.pass.toFixed(3)} on passes (${values.filter(Number.isFinite).length} cases)`;
+  const f = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "— (no such case)");
+  return `${name}: ${main} mean ${f(by.fail)} on failures vs ${f(by.pass)} on passes (${values.filter(Number.isFinite).length} cases)`;
 }
 
 function layeredAnalyzer(options: {
@@ -95,9 +96,30 @@ function layeredAnalyzer(options: {
             heads.push({ layer: l, head: h, ...meanByLabel(items, v) });
           }
       }
+      // The most attended image cells (last layer's map, mean over cases): where the model looks.
+      const topCells: { cell: number; row: number; col: number; share: number }[] = [];
+      const maps = items.map((i) => i.trace?.reductions.imageAttentionMap).filter((m) => m !== undefined);
+      if (options.reduction === "imageAttentionShare" && maps.length) {
+        const [L, R, C] = maps[0]!.shape as [number, number, number];
+        const mean = new Float64Array(R * C);
+        for (const m of maps) for (let k = 0; k < R * C; k++) mean[k]! += m.data[(L - 1) * R * C + k]! / maps.length;
+        const total = mean.reduce((x, y) => x + y, 0) || 1;
+        [...mean.keys()]
+          .sort((a, b) => mean[b]! - mean[a]!)
+          .slice(0, 3)
+          .forEach((k) => topCells.push({ cell: k, row: Math.floor(k / C), col: k % C, share: mean[k]! / total }));
+      }
+      const top = topCells.length
+        ? `; most attended image cells (row, col): ${topCells.map((c) => `(${c.row}, ${c.col}) ${(100 * c.share).toFixed(1)}%`).join(", ")}`
+        : "";
       return {
-        summary: summaryOf(options.name, items, perCase, main),
-        findings: { signals: Object.keys(perCase), byLabel: meanByLabel(items, perCase[main] ?? []) },
+        summary: summaryOf(options.name, items, perCase, main) + top,
+        findings: {
+          signals: Object.keys(perCase),
+          byLabel: meanByLabel(items, perCase[main] ?? []),
+          ...(topCells.length ? { topCells } : {}),
+          heads,
+        },
         artifacts: { perCase, heads },
       };
     },

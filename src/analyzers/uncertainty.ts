@@ -5,6 +5,10 @@
  */
 import { collect, meanByLabel, type Analyzer } from "./types.ts";
 
+function f(x: number, digits = 3): string {
+  return Number.isFinite(x) ? x.toFixed(digits) : "— (no such case)";
+}
+
 function answerStart(item: Parameters<NonNullable<Analyzer["signals"]>>[0]): number | undefined {
   const a = item.trace?.answerPositions;
   return a && a.length ? a[0]! : undefined;
@@ -28,7 +32,7 @@ export const tokenEntropy: Analyzer = {
     const perCase = collect(items, (i) => tokenEntropy.signals!(i));
     const by = meanByLabel(items, perCase["tokenEntropy.answer"] ?? []);
     return {
-      summary: `tokenEntropy: ${by.fail.toFixed(3)} nats on failures vs ${by.pass.toFixed(3)} on passes`,
+      summary: `tokenEntropy: ${f(by.fail)} nats on failures vs ${f(by.pass)} on passes`,
       findings: { signals: Object.keys(perCase), byLabel: by },
       artifacts: { perCase },
     };
@@ -55,7 +59,7 @@ export const logprobEntropy: Analyzer = {
     const perCase = collect(items, (i) => logprobEntropy.signals!(i));
     const by = meanByLabel(items, perCase["logprob.answer"] ?? []);
     return {
-      summary: `logprobEntropy: answer log-probability ${by.fail.toFixed(3)} on failures vs ${by.pass.toFixed(3)} on passes`,
+      summary: `logprobEntropy: answer log-probability ${f(by.fail)} on failures vs ${f(by.pass)} on passes`,
       findings: { signals: Object.keys(perCase), byLabel: by },
       artifacts: { perCase },
     };
@@ -96,7 +100,7 @@ export const logitLens: Analyzer = {
     const perCase = collect(items, (i) => logitLens.signals!(i));
     const by = meanByLabel(items, perCase["logitLens.top1Layer"] ?? []);
     return {
-      summary: `logitLens: the answer becomes top-1 at state ${by.fail.toFixed(2)} on failures vs ${by.pass.toFixed(2)} on passes (mean)`,
+      summary: `logitLens: the answer becomes top-1 at state ${f(by.fail, 2)} on failures vs ${f(by.pass, 2)} on passes (mean; 0 = embeddings)`,
       findings: { signals: Object.keys(perCase), byLabel: by },
       artifacts: { perCase },
     };

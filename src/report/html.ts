@@ -118,6 +118,23 @@ function signalFigure(s: ReportSignal): string {
   );
 }
 
+/** A grid of non-negative values as a heatmap (darker = more), e.g. attention over the image patches. */
+function heatmap(values: readonly (number | null)[], rows: number, cols: number, title: string): string {
+  const cell = 22;
+  const finite = values.filter((x): x is number => typeof x === "number" && Number.isFinite(x));
+  const top = Math.max(1e-12, ...finite);
+  const rects: string[] = [];
+  for (let r = 0; r < rows; r++)
+    for (let c = 0; c < cols; c++) {
+      const v = values[r * cols + c];
+      const t = typeof v === "number" && Number.isFinite(v) ? v / top : 0;
+      rects.push(
+        `<rect x="${c * cell}" y="${16 + r * cell}" width="${cell - 1}" height="${cell - 1}" fill="rgb(${Math.round(255 - 200 * t)},${Math.round(255 - 150 * t)},${Math.round(255 - 60 * t)})"/>`,
+      );
+    }
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${cols * cell}" height="${rows * cell + 18}" role="img" aria-label="${escapeHtml(title)}"><text x="0" y="12" font-size="11">${escapeHtml(title)}</text>${rects.join("")}</svg>`;
+}
+
 /** Repairs: each candidate's change in failure rate vs the baseline. */
 function repairChart(candidates: readonly ReportRepair[]): string {
   if (!candidates.length) return "";
@@ -200,6 +217,9 @@ export function renderReportHtml(report: Report): string {
       ),
       pr.findings.length
         ? `<ul>${pr.findings.map((f) => `<li><b>${e(f.analyzer)}</b>: ${e(f.summary)}</li>`).join("")}</ul>`
+        : "",
+      pr.maps
+        ? `<p>${heatmap(pr.maps.fail, pr.maps.rows, pr.maps.cols, "rollout to the image, failures")} &nbsp; ${heatmap(pr.maps.pass, pr.maps.rows, pr.maps.cols, "rollout to the image, passes")}</p>`
         : "",
     );
   }

@@ -167,6 +167,8 @@ export const ReportSchema = v.object({
         v.object({ name, rank: v.number(), tags: v.array(name), ran: v.boolean(), reason: v.optional(text) }),
       ),
       findings: v.array(v.object({ analyzer: name, summary: text })),
+      /** Mean attention rollout over the image grid, failures vs passes (row-major). */
+      maps: v.optional(v.object({ rows: v.number(), cols: v.number(), fail: v.array(num), pass: v.array(num) })),
     }),
   ),
   intervention: v.optional(
