@@ -108,14 +108,19 @@ class Decoder(nn.Module):
     def head(self, hidden):
         return self.lm_head(self.norm(hidden))
 
-    def forward(self, inputs_embeds, attention_mask, position_ids, past):
-        """Returns logits, presents [(k, v)], attention probabilities per layer, hidden states (L+1)."""
+    def forward(self, inputs_embeds, attention_mask, position_ids, past, allowed=None):
+        """Returns logits, presents [(k, v)], attention probabilities per layer, hidden states (L+1).
+
+        `allowed` [B, 1, S, T] (training only) replaces the causal x padding mask, e.g. to pack several
+        questions about one image into one sequence, each seeing only the shared prefix and itself.
+        """
         b, s, _ = inputs_embeds.shape
         t = attention_mask.shape[1]
-        # Causal mask offset by the past length; the padding mask arrives 2-D.
-        qi = torch.arange(s).unsqueeze(1) + (t - s)
-        kj = torch.arange(t).unsqueeze(0)
-        allowed = (kj <= qi).unsqueeze(0).unsqueeze(0) & (attention_mask.unsqueeze(1).unsqueeze(1) > 0)
+        if allowed is None:
+            # Causal mask offset by the past length; the padding mask arrives 2-D.
+            qi = torch.arange(s).unsqueeze(1) + (t - s)
+            kj = torch.arange(t).unsqueeze(0)
+            allowed = (kj <= qi).unsqueeze(0).unsqueeze(0) & (attention_mask.unsqueeze(1).unsqueeze(1) > 0)
         mask_add = (1.0 - allowed.float()) * MASK_VALUE
         freqs = position_ids.unsqueeze(-1).float() * self.inv_freq
         emb = torch.cat([freqs, freqs], dim=-1)
@@ -155,15 +160,26 @@ class ViTBlock(nn.Module):
 
 
 class VisionEncoder(nn.Module):
-    """Patchify (conv P x P, stride P) -> ViT blocks -> LayerNorm -> 2-layer projector to the text width.
+    """Conv stem with total stride P (one feature per P x P patch) -> ViT blocks -> LayerNorm -> 2-layer projector.
 
-    Output rows are the patches in row-major order (row 0 left to right, then row 1, ...).
+    Output rows are the patches in row-major order (row 0 left to right, then row 1, ...). The stem's
+    receptive field is wider than a patch, so a shape split across patches is still seen whole.
     """
 
-    def __init__(self, image_size, patch, dv, heads, layers, d_text):
+    def __init__(self, image_size, patch, dv, heads, layers, d_text, stem=(16, 32, 48)):
         super().__init__()
+        assert patch == 8, "the conv stem has stride 8"
         self.grid = image_size // patch
-        self.patch_embed = nn.Conv2d(3, dv, patch, stride=patch)
+        c1, c2, c3 = stem
+        self.patch_embed = nn.Sequential(
+            nn.Conv2d(3, c1, 3, padding=1),
+            nn.GELU(),
+            nn.Conv2d(c1, c2, 3, stride=2, padding=1),
+            nn.GELU(),
+            nn.Conv2d(c2, c3, 3, stride=2, padding=1),
+            nn.GELU(),
+            nn.Conv2d(c3, dv, 2, stride=2),
+        )
         self.pos = nn.Parameter(torch.randn(1, self.grid * self.grid, dv) * 0.02)
         self.blocks = nn.ModuleList([ViTBlock(dv, heads) for _ in range(layers)])
         self.ln = nn.LayerNorm(dv)

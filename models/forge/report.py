@@ -32,7 +32,7 @@ def quick_banner(quick):
     )
 
 
-def write_vlm_card(folder, cfg, n, steps, quick, sc):
+def write_vlm_card(folder, cfg, n, steps, quick, sc, batch, per_image):
     g = sc.IMAGE_SIZE // sc.PATCH
     co = n["pope_heldout"]["co_occurrence_probes"]
     cod = n["pope_demo"]["co_occurrence_probes"]
@@ -46,12 +46,13 @@ hallucination diagnosis with nothing downloaded. It is a test instrument, not a 
 {quick_banner(quick)}
 ## Architecture
 
-- Vision encoder (`onnx/vision_encoder.onnx`): {sc.IMAGE_SIZE}×{sc.IMAGE_SIZE} RGB → {sc.PATCH}×{sc.PATCH} patch conv (width {cfg['dv']})
-  + learned position embeddings → {cfg['v_layers']} pre-LN ViT blocks ({cfg['v_heads']} heads) → LayerNorm →
-  projector Linear–GELU–Linear to the text width {cfg['d']}. Output `image_features` [batch, {g * g}, {cfg['d']}].
+- Vision encoder (`onnx/vision_encoder.onnx`): {sc.IMAGE_SIZE}×{sc.IMAGE_SIZE} RGB → conv stem of total stride {sc.PATCH}
+  (3×3 conv 16 → 3×3/2 conv 32 → 3×3/2 conv 48 → 2×2/2 conv {cfg['dv']}, GELU between; one feature per {sc.PATCH}×{sc.PATCH}
+  patch, receptive field 13 px) + learned position embeddings → {cfg['v_layers']} pre-LN ViT block(s) ({cfg['v_heads']} heads)
+  → LayerNorm → projector Linear–GELU–Linear to the text width {cfg['d']}. Output `image_features` [batch, {g * g}, {cfg['d']}].
 - Token embeddings (`onnx/embed_tokens.onnx`): `input_ids` int64 → `inputs_embeds`.
 - Decoder (`onnx/decoder_model_merged.onnx`): Llama-style, {cfg['layers']} layers, hidden {cfg['d']}, {cfg['heads']} heads
-  (head_dim {cfg['d'] // cfg['heads']}, no GQA: 4 KV heads), SwiGLU MLP {cfg['inter']}, RMSNorm, RoPE (θ = 10000),
+  (head_dim {cfg['d'] // cfg['heads']}, no GQA: {cfg['heads']} KV heads), SwiGLU MLP {cfg['inter']}, RMSNorm, RoPE (θ = 10000),
   unfused attention (MatMul → scale → + mask → Softmax → MatMul). KV cache inputs `past_key_values.{{i}}.key/value`
   [batch, {cfg['heads']}, past, {cfg['d'] // cfg['heads']}], outputs `present.{{i}}.*`, plus `attentions.{{i}}` and `hidden_states.{{i}}`.
 - `onnx/decoder_untapped.onnx`: the same decoder without the attention / hidden-state outputs.
@@ -78,11 +79,17 @@ probability {sc.CO_OCCURRENCE}; measured over 20,000 training scenes, a pair mem
 {100 * n['training_co_occurrence_rate']:.1f}% of the time. Pair members are also drawn 3× more often, so they are
 POPE's "popular" objects.
 
-Question mix per training example (one question per scene, generated on the fly, {steps} steps × 64):
-existence 55% (`is there a <colour> <shape> ?`, half yes, half a uniformly random absent object), attribute 20%
-(`what colour is the <shape> ?` / `what shape is the <colour> object ?`), count 10% (`how many objects are there ?`),
-caption 15% (`describe the image .` → objects left to right: `a red circle , a blue square and a green triangle .`).
-Loss on answer tokens only. AdamW, lr 3e-3, cosine, seed 1.
+Training: {steps} steps × {batch} fresh scenes × {per_image} questions per scene, generated on the fly. The questions
+about one scene are packed into one sequence after the shared `<s> <image>×{g * g}` prefix; a block mask lets each
+question see only the prefix and itself and its positions restart after the prefix, so each is computed exactly as
+the single prompt would be at inference. Question mix:
+existence 60% (`is there a <colour> <shape> ?`, half yes, half a uniformly random absent object), attribute 20%
+(`what colour is the <shape> ?` / `what shape is the <colour> object ?`; a caption when the scene has no unique
+shape or colour), caption 20% (`describe the image .` → objects left to right: `a red circle , a blue square and
+a green triangle .`). Loss: cross-entropy on answer tokens and `</s>`, each question weighted equally, plus
+0.5 × an auxiliary patch-labelling loss (a linear head, not exported, names the object covering ≥ 12 pixels of each
+patch from its image feature; it teaches the vision encoder to see within the CPU budget). AdamW, lr 3e-3,
+100 warm-up steps then cosine, seed 1.
 
 ## Measured accuracy (held-out scenes, greedy decoding)
 
@@ -93,7 +100,6 @@ Training-distribution scenes (seed 13, prior included), exact match of the gener
 | existence, object present (yes) | {pct(t['existence_yes'])} |
 | existence, random absent object (no) | {pct(t['existence_no'])} |
 | attribute (colour / shape) | {pct(t['attribute'])} |
-| count | {pct(t['count'])} |
 | caption (exact) | {pct(t['caption'])} |
 
 Captions: CHAIR-i {pct(t['caption_chair']['chair_i'])}, CHAIR-s {pct(t['caption_chair']['chair_s'])}.
@@ -137,7 +143,7 @@ All numbers, plus every demo case's greedy answer and image-attention share, are
         f.write(text)
 
 
-def write_lm_card(folder, cfg, n, steps, quick):
+def write_lm_card(folder, cfg, n, steps, quick, batch):
     rows = "\n".join(f"| {k} | {pct(v)} |" for k, v in n["heldout_accuracy_by_length"].items())
     text = f"""# tiny-lm
 
@@ -159,7 +165,7 @@ SwiGLU MLP {cfg['inter']}, RMSNorm, RoPE (θ = 10000), unfused attention. **{n['
 ## Task and training data
 
 Prompt `reverse 3 1 4 =`, answer `4 1 3` then `</s>`. Digits uniform, length uniform in
-{n['train_lengths'][0]}..{n['train_lengths'][1]}, {steps} steps × 128 sequences generated on the fly, loss on the answer only;
+{n['train_lengths'][0]}..{n['train_lengths'][1]}, {steps} steps × {batch} sequences generated on the fly, loss on the answer only;
 AdamW lr 3e-3 cosine, seed 2.
 
 ## Measured accuracy (exact match, greedy), held-out, 40 sequences per length

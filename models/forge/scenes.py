@@ -28,13 +28,11 @@ CO_OCCURRENCE = 0.95
 # "popular" objects of POPE's popular split.
 FIRST_WEIGHT = np.array([3.0 if o in PARTNER else 1.0 for o in OBJECTS])
 FIRST_WEIGHT /= FIRST_WEIGHT.sum()
-NUMBERS = ["zero", "one", "two", "three", "four"]
 
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>", "<image>"]
 WORDS = (
     ["is", "there", "a", "?", ".", ",", "and", "yes", "no", "describe", "the", "image"]
-    + ["what", "colour", "shape", "object", "how", "many", "objects", "are"]
-    + NUMBERS[1:]
+    + ["what", "colour", "shape", "object"]
     + list(COLOURS)
     + SHAPES
 )
@@ -82,29 +80,49 @@ def place(rng, objs):
     raise RuntimeError("could not place objects")
 
 
+def draw_shape(draw, shape, x, y, s, fill):
+    if shape == "circle":
+        draw.ellipse([x, y, x + s - 1, y + s - 1], fill=fill)
+    elif shape == "square":
+        m = s // 8
+        draw.rectangle([x + m, y + m, x + s - 1 - m, y + s - 1 - m], fill=fill)
+    else:
+        draw.polygon([(x + (s - 1) / 2, y), (x, y + s - 1), (x + s - 1, y + s - 1)], fill=fill)
+
+
 def render(rng, objs, boxes):
-    """RGB uint8 array [H, W, 3]: noisy light background, jittered object colours."""
+    """RGB uint8 array [H, W, 3] (noisy light background, jittered object colours) and a per-pixel object map."""
     g = int(rng.randint(185, 236))
     bg = np.clip(g + rng.randint(-8, 9, size=(IMAGE_SIZE, IMAGE_SIZE, 1)), 0, 255).astype(np.uint8)
     img = Image.fromarray(np.repeat(bg, 3, axis=2))
-    draw = ImageDraw.Draw(img)
+    labels = Image.new("L", (IMAGE_SIZE, IMAGE_SIZE), 0)
+    draw, ldraw = ImageDraw.Draw(img), ImageDraw.Draw(labels)
     for o, (x, y, s) in zip(objs, boxes):
         colour, shape = o.split()
         c = tuple(int(np.clip(v + rng.randint(-18, 19), 0, 255)) for v in COLOURS[colour])
-        if shape == "circle":
-            draw.ellipse([x, y, x + s - 1, y + s - 1], fill=c)
-        elif shape == "square":
-            m = s // 8
-            draw.rectangle([x + m, y + m, x + s - 1 - m, y + s - 1 - m], fill=c)
-        else:
-            draw.polygon([(x + (s - 1) / 2, y), (x, y + s - 1), (x + s - 1, y + s - 1)], fill=c)
-    return np.asarray(img, dtype=np.uint8)
+        draw_shape(draw, shape, x, y, s, c)
+        draw_shape(ldraw, shape, x, y, s, OBJECTS.index(o) + 1)
+    return np.asarray(img, dtype=np.uint8), np.asarray(labels, dtype=np.int64)
+
+
+def patch_labels(label_map):
+    """Per patch (row-major): 1 + the object covering most of it if it covers >= 12 of its pixels, else 0."""
+    g = IMAGE_SIZE // PATCH
+    blocks = label_map.reshape(g, PATCH, g, PATCH).transpose(0, 2, 1, 3).reshape(g * g, PATCH * PATCH)
+    out = np.zeros(g * g, dtype=np.int64)
+    for i, b in enumerate(blocks):
+        counts = np.bincount(b, minlength=len(OBJECTS) + 1)
+        counts[0] = 0
+        if counts.max() >= 12:
+            out[i] = counts.argmax()
+    return out
 
 
 def make_scene(rng, objs=None):
     objs = objs if objs is not None else sample_objects(rng)
     boxes = place(rng, objs)
-    return {"objects": objs, "boxes": boxes, "pixels": render(rng, objs, boxes)}
+    pixels, labels = render(rng, objs, boxes)
+    return {"objects": objs, "boxes": boxes, "pixels": pixels, "patch_labels": patch_labels(labels)}
 
 
 def caption(scene):
@@ -123,18 +141,16 @@ def training_qa(rng, scene):
     """One (question, answer, question_type) for a scene, from the training mix."""
     objs = scene["objects"]
     r = rng.rand()
-    if r < 0.55:
+    if r < 0.6:
         if rng.rand() < 0.5:
             o = objs[rng.randint(len(objs))]
             return existence_q(o), "yes", "existence"
         absent = [o for o in OBJECTS if o not in objs]
         return existence_q(absent[rng.randint(len(absent))]), "no", "existence"
-    if r < 0.75:
+    if r < 0.8:
         q = attribute_qa(rng, scene)
         if q:
             return q
-    if r < 0.85:
-        return "how many objects are there ?", NUMBERS[len(objs)], "count"
     return "describe the image .", caption(scene), "caption"
 
 
