@@ -6,7 +6,7 @@
  */
 import { fisherExact, mannWhitneyU, spearman } from "../stats/index.ts";
 import { EFFECTS, bootstrapEffect, effectOf, present, type Interval } from "./effects.ts";
-import { P_TO_E_METHOD, pToE } from "./evalue.ts";
+import { CALIBRATORS, type Calibrator } from "./evalue.ts";
 import type { SignalKind } from "./signals.ts";
 
 /** +1: failure goes with more of the signal (higher value / signal present); −1: with less. */
@@ -40,6 +40,8 @@ export interface AssociationOptions {
   readonly clusters?: readonly string[];
   readonly seed?: number;
   readonly resamples?: number;
+  /** How p becomes e (default: the mixture calibrator). */
+  readonly calibrator?: Calibrator;
 }
 
 /**
@@ -61,6 +63,7 @@ export function associate(
   rowsIn: readonly number[],
   options: AssociationOptions = {},
 ): Association {
+  const calibrator = options.calibrator ?? CALIBRATORS.mixture;
   const rows = rowsIn.filter((i) => !Number.isNaN(x[i]!));
   const failures = rows.filter((i) => failed[i]).length;
   const effectInfo = EFFECTS[kind];
@@ -69,13 +72,13 @@ export function associate(
     test,
     n: rows.length,
     failures,
-    eMethod: P_TO_E_METHOD,
+    eMethod: calibrator.method,
     sided: options.alternative ? "one-sided" : "two-sided",
   } as const;
   const none = (why: string): Association => ({
     ...base,
     p: 1,
-    e: pToE(1),
+    e: calibrator.toE(1),
     effect: {
       name: effectInfo.name,
       value: NaN,
@@ -133,7 +136,7 @@ export function associate(
   return {
     ...base,
     p,
-    e: pToE(p),
+    e: calibrator.toE(p),
     effect: { name: effectInfo.name, value, nullValue: effectInfo.nullValue, interval },
     observedDirection,
   };

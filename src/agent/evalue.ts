@@ -26,3 +26,24 @@ export function pToE(p: number): number {
   const l = Math.log(q);
   return (1 - q + q * l) / (q * l * l);
 }
+
+/** The single calibrator 1/(2√p) (κ = ½), kept to measure what the mixture buys (`bench:validity`). */
+export const SQRT_METHOD = "p-to-e calibrator e(p) = 1/(2√p) (κ = ½) applied to the test's p-value";
+
+/** A p-to-e calibrator with the name the report states. */
+export interface Calibrator {
+  readonly method: string;
+  readonly toE: (p: number) => number;
+}
+
+/** The calibrators by name; `mixture` is the default everywhere. */
+export const CALIBRATORS: Record<"mixture" | "sqrt", Calibrator> = {
+  mixture: { method: P_TO_E_METHOD, toE: pToE },
+  sqrt: {
+    method: SQRT_METHOD,
+    toE: (p) => {
+      if (!(p >= 0 && p <= 1)) throw new RangeError(`calibrator: p-value ${p} must lie in [0, 1]`);
+      return 1 / (2 * Math.sqrt(Math.max(p, 2.2250738585072014e-308)));
+    },
+  },
+};

@@ -5,6 +5,7 @@
  */
 import { eBH } from "../stats/index.ts";
 import { associate, type Association } from "./association.ts";
+import type { Calibrator } from "./evalue.ts";
 import type { EventLog } from "./events.ts";
 import type { CaseTable, TypedSignal, Untestable } from "./signals.ts";
 
@@ -40,6 +41,7 @@ export interface ExploreOptions {
   readonly alpha: number;
   readonly seed: number;
   readonly resamples?: number;
+  readonly calibrator?: Calibrator;
 }
 
 /** Histogram edges shared by both labels: `bins` equal-width bins over the observed range (ordinal: one per level). */
@@ -96,6 +98,7 @@ export function explore(
       clusters: table.clusters,
       seed: options.seed,
       resamples: options.resamples ?? 400,
+      ...(options.calibrator ? { calibrator: options.calibrator } : {}),
     });
     tested.push({ signal, association });
   }

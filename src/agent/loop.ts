@@ -7,6 +7,7 @@
 import { holdout } from "../datasets/select.ts";
 import type { FailureCase } from "../core/index.ts";
 import { diagnose, type Hypothesis } from "./diagnose.ts";
+import type { Calibrator } from "./evalue.ts";
 import type { EventLog } from "./events.ts";
 import { explore, type SignalFinding } from "./explore.ts";
 import { compareLayers } from "./layers.ts";
@@ -29,6 +30,8 @@ export interface LoopOptions {
   readonly judge?: Judge;
   /** Bootstrap resamples for M2 figures (default 400) and M4 intervals (default 2000). */
   readonly resamples?: { readonly explore?: number; readonly sealed?: number };
+  /** How p-values become e-values (default: the mixture calibrator). */
+  readonly calibrator?: Calibrator;
 }
 
 export interface LoopResult {
@@ -125,6 +128,7 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
       alpha,
       seed,
       resamples: options.resamples?.explore,
+      ...(options.calibrator ? { calibrator: options.calibrator } : {}),
     });
     compareLayers(typed.signals, exploreTable.failed, log);
     return findings;
@@ -144,6 +148,7 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
       protocol: options.protocol,
       judge: options.judge,
       resamples: options.resamples?.sealed,
+      ...(options.calibrator ? { calibrator: options.calibrator } : {}),
     });
   });
   return { findings, hypotheses, verified, explore: exploreTable, sealed };

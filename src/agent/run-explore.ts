@@ -5,6 +5,7 @@
 import { canonicalJson, sha256Hex, type ImportedCase } from "../datasets/index.ts";
 import type { Report } from "../report/schema.ts";
 import { casesToTable } from "./cases-table.ts";
+import type { Calibrator } from "./evalue.ts";
 import { EventLog, type RunEvent } from "./events.ts";
 import type { Judge } from "./judge.ts";
 import { runLoop, type LoopResult } from "./loop.ts";
@@ -29,6 +30,8 @@ export interface ExploreRunOptions {
   readonly now?: () => number;
   readonly sink?: (event: RunEvent) => void;
   readonly resamples?: { readonly explore?: number; readonly sealed?: number };
+  /** How p-values become e-values (default: the mixture calibrator; the bench compares others). */
+  readonly calibrator?: Calibrator;
   /** Called with the table before the loop: lets a test watch which rows are read. */
   readonly inspectTable?: (table: CaseTable) => CaseTable;
 }
@@ -114,6 +117,7 @@ export async function exploreCases(
     alpha,
     judge: options.judge,
     resamples: options.resamples,
+    ...(options.calibrator ? { calibrator: options.calibrator } : {}),
   });
   log.append("report", "run.finished", {
     verdicts: result.verified.map((v) => ({ id: v.id, verdict: v.verdict })),

@@ -7,6 +7,7 @@
 import { eBH } from "../stats/index.ts";
 import { associate, type Association } from "./association.ts";
 import type { Hypothesis } from "./diagnose.ts";
+import type { Calibrator } from "./evalue.ts";
 import type { EventLog } from "./events.ts";
 import { consistency, type Judge } from "./judge.ts";
 import type { ConsistencyVerdict, ExperimentProtocol } from "./protocol.ts";
@@ -64,6 +65,7 @@ export async function verify(
     readonly protocol: ExperimentProtocol;
     readonly judge?: Judge;
     readonly resamples?: number;
+    readonly calibrator?: Calibrator;
   },
 ): Promise<VerifiedHypothesis[]> {
   const rows = sealed.ids.map((_, i) => i);
@@ -73,6 +75,7 @@ export async function verify(
       clusters: sealed.clusters,
       seed: options.seed,
       resamples: options.resamples ?? 2000,
+      ...(options.calibrator ? { calibrator: options.calibrator } : {}),
     }),
   );
   const rejected = new Set(

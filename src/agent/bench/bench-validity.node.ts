@@ -5,6 +5,7 @@
  * investigation, and the power curve over effect size and sample size.
  * Usage: tsx src/agent/bench/bench-validity.node.ts [seeds=60]
  */
+import { CALIBRATORS } from "../evalue.ts";
 import { validity } from "./validity.ts";
 
 const count = Number(process.argv[2] ?? 60);
@@ -32,6 +33,18 @@ row("planted  n=600  log-odds 0.5/SD", await validity(seeds(30_000), { n: 600, e
 row("planted  n=300  log-odds 1.0/SD", await validity(seeds(40_000), { n: 300, effect: 1 }), true);
 row("planted  n=600  clusters of 3", await validity(seeds(50_000), { n: 600, effect: 1, clusterSize: 3 }), true);
 row("null     n=600  clusters of 3", await validity(seeds(60_000), { n: 600, effect: 0, clusterSize: 3 }), false);
+// Side by side: the same planted logs with the single calibrator 1/(2√p) instead of the mixture.
+const sqrt = { explore: 50, sealed: 300 };
+row(
+  "planted  n=600  log-odds 0.5/SD  [1/(2√p)]",
+  await validity(seeds(30_000), { n: 600, effect: 0.5 }, sqrt, CALIBRATORS.sqrt),
+  true,
+);
+row(
+  "planted  n=300  log-odds 1.0/SD  [1/(2√p)]",
+  await validity(seeds(40_000), { n: 300, effect: 1 }, sqrt, CALIBRATORS.sqrt),
+  true,
+);
 
 const head = ["setting", "runs", "planted confirmed", "null signals confirmed", "runs with a false confirm", "ms/run"];
 const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -40,6 +53,10 @@ console.log(fmt(head));
 for (const r of rows) console.log(fmt(r));
 const main = rows[0]!,
   nul = rows[1]!;
+const ratio = (a: string[], b: string[]) => (Number(a[2]) / Math.max(1e-9, Number(b[2]))).toFixed(2);
+console.log(
+  `power ratio mixture / 1/(2√p): log-odds 0.5 n=600 → ${ratio(rows[2]!, rows[6]!)}×; log-odds 1.0 n=300 → ${ratio(rows[3]!, rows[7]!)}×`,
+);
 console.log(
   `targets: planted confirmed ≥ 0.9 → ${main[2]} ${Number(main[2]) >= 0.9 ? "ok" : "MISSED"}; ` +
     `null confirmed ≤ 0.05 → ${nul[3]} ${Number(nul[3]) <= 0.05 ? "ok" : "MISSED"}`,

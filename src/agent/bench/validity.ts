@@ -4,6 +4,7 @@
  * signal is SUPPORTED and how often a pure-noise column is.
  */
 import { importTable } from "../../datasets/index.ts";
+import type { Calibrator } from "../evalue.ts";
 import { exploreCases } from "../run-explore.ts";
 import { syntheticLog, type SyntheticOptions } from "./synthetic.ts";
 
@@ -27,6 +28,7 @@ export async function validity(
   seeds: readonly number[],
   log: Omit<SyntheticOptions, "seed"> = {},
   resamples = { explore: 50, sealed: 300 },
+  calibrator?: Calibrator,
 ): Promise<ValidityTally> {
   let plantedSupported = 0,
     noiseSupported = 0,
@@ -36,7 +38,7 @@ export async function validity(
   for (const seed of seeds) {
     const truth = syntheticLog({ ...log, seed });
     const { cases } = importTable(truth.rows, { label: "passed", input: "prompt" });
-    const { report } = await exploreCases(cases, { seed, resamples });
+    const { report } = await exploreCases(cases, { seed, resamples, ...(calibrator ? { calibrator } : {}) });
     const supported = new Set(report.hypotheses.filter((h) => h.verdict === "SUPPORTED").map((h) => h.signal));
     // A categorical noise column is tested as one signal per level: count the column once.
     const columnOf = (signal: string) => signal.split("=")[0]!;
