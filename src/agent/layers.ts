@@ -7,6 +7,7 @@
  */
 import { friedman } from "../stats/index.ts";
 import { auc } from "./effects.ts";
+import { P_TO_E_METHOD, pToE } from "./evalue.ts";
 import type { EventLog } from "./events.ts";
 import type { TypedSignal } from "./signals.ts";
 
@@ -16,6 +17,8 @@ export interface LayerProfile {
   readonly n: number;
   readonly statistic: number;
   readonly p: number;
+  /** The p-value through the mixture calibrator (see `evalue.ts`). */
+  readonly e: number;
   /** AUC of failure vs pass per layer (0.5 = no difference). */
   readonly auc: readonly number[];
   /** The layer whose AUC is farthest from 0.5. */
@@ -65,8 +68,17 @@ export function compareLayers(
       if (Math.abs(a - 0.5) > Math.abs(aucs[strongest]! - 0.5)) strongest = k;
     });
     const layers = sorted.map((s) => /\.([LS]\d+)$/.exec(s.name)![1]!);
-    profiles.push({ family, layers, n: rows.length, statistic, p, auc: aucs, strongest: layers[strongest]! });
+    profiles.push({
+      family,
+      layers,
+      n: rows.length,
+      statistic,
+      p,
+      e: pToE(p),
+      auc: aucs,
+      strongest: layers[strongest]!,
+    });
   }
-  if (profiles.length) log.append("M2", "layers.compared", { test: "friedman", profiles });
+  if (profiles.length) log.append("M2", "layers.compared", { test: "friedman", eMethod: P_TO_E_METHOD, profiles });
   return profiles;
 }

@@ -325,13 +325,14 @@ export function renderReportHtml(report: Report): string {
     sections.push(
       `<h3>Across layers (Friedman, exploration split; descriptive)</h3>`,
       table(
-        ["signal", "layers", "n", "Friedman χ²", "p", "AUC per layer", "strongest"],
+        ["signal", "layers", "n", "Friedman χ²", "p", "e", "AUC per layer", "strongest"],
         report.signals.layers.map((l) => [
           e(l.family),
           e(l.layers.join(", ")),
           e(l.n),
           n(l.statistic, 2),
           n(l.p),
+          n(l.e),
           e(l.auc.map((a) => n(a)).join(", ")),
           e(l.strongest),
         ]),

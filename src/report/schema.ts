@@ -149,6 +149,7 @@ export const ReportSchema = v.object({
           n: v.number(),
           statistic: num,
           p: num,
+          e: v.optional(num),
           auc: v.array(num),
           strongest: name,
         }),
