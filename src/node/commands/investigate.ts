@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseEventLines, type RunEvent } from "../../agent/events.ts";
@@ -122,6 +122,12 @@ export const command: Command = {
       runId = started.runId;
     }
     mkdirSync(out, { recursive: true });
+    if (previous) {
+      // The interrupted log is kept beside the new one: the audit trail of what ran before the kill.
+      let k = 1;
+      while (existsSync(join(out, `events.interrupted-${k}.jsonl`))) k++;
+      copyFileSync(eventsPath, join(out, `events.interrupted-${k}.jsonl`));
+    }
     writeFileSync(eventsPath, "");
     const store = await FileStore.open(join(out, "store"));
     const imageDir = dirname(dataPath);
