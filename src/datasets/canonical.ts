@@ -7,31 +7,62 @@
  * @example canonicalJson({ b: 1, a: [true, "x"] }) // '{"a":[true,"x"],"b":1}'
  */
 export function canonicalJson(value: unknown): string {
-  return write(value, "$");
+  const text = write(value);
+  // Only on failure: walk again, tracking the path, to say where the bad value is.
+  if (text === undefined) throw new Error(`canonicalJson(): ${locate(value, "$")}`);
+  return text;
 }
 
-function write(value: unknown, path: string): string {
+/** The canonical text, or undefined when something in the value is not JSON. */
+function write(value: unknown): string | undefined {
   if (value === null) return "null";
   switch (typeof value) {
     case "string":
+      return JSON.stringify(value);
     case "boolean":
-      return JSON.stringify(value);
+      return value ? "true" : "false";
     case "number":
-      if (!Number.isFinite(value))
-        throw new Error(`canonicalJson(): ${value} at ${path} is not a JSON number; use null or a string instead`);
-      return JSON.stringify(value);
+      return Number.isFinite(value) ? JSON.stringify(value) : undefined;
     case "object": {
-      if (Array.isArray(value))
-        return `[${value.map((item, i) => (item === undefined ? "null" : write(item, `${path}[${i}]`))).join(",")}]`;
-      if (ArrayBuffer.isView(value))
-        throw new Error(`canonicalJson(): a typed array at ${path} is not JSON; convert it with Array.from()`);
+      if (Array.isArray(value)) {
+        let out = "[";
+        for (let i = 0; i < value.length; i++) {
+          const item = value[i] === undefined ? "null" : write(value[i]);
+          if (item === undefined) return undefined;
+          out += i ? `,${item}` : item;
+        }
+        return `${out}]`;
+      }
+      if (ArrayBuffer.isView(value)) return undefined;
       const record = value as Record<string, unknown>;
-      const keys = Object.keys(record)
-        .filter((key) => record[key] !== undefined)
-        .sort();
-      return `{${keys.map((key) => `${JSON.stringify(key)}:${write(record[key], `${path}.${key}`)}`).join(",")}}`;
+      const keys = Object.keys(record).sort();
+      let out = "{";
+      let first = true;
+      for (const key of keys) {
+        const v = record[key];
+        if (v === undefined) continue;
+        const text = write(v);
+        if (text === undefined) return undefined;
+        out += `${first ? "" : ","}${JSON.stringify(key)}:${text}`;
+        first = false;
+      }
+      return `${out}}`;
     }
     default:
-      throw new Error(`canonicalJson(): a ${typeof value} at ${path} is not JSON; pass plain data`);
+      return undefined;
   }
+}
+
+/** Why and where a value is not JSON, e.g. "NaN at $.a[1] is not a JSON number; …". */
+function locate(value: unknown, path: string): string {
+  if (typeof value === "number") return `${value} at ${path} is not a JSON number; use null or a string instead`;
+  if (ArrayBuffer.isView(value)) return `a typed array at ${path} is not JSON; convert it with Array.from()`;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++)
+      if (value[i] !== undefined && write(value[i]) === undefined) return locate(value[i], `${path}[${i}]`);
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, v] of Object.entries(value))
+      if (v !== undefined && write(v) === undefined) return locate(v, `${path}.${key}`);
+  }
+  return `a ${typeof value} at ${path} is not JSON; pass plain data`;
 }

@@ -26,20 +26,13 @@ export function derivedId(input: unknown): string {
 
 /**
  * The part of a case a dataset version covers: everything that changes what
- * is evaluated or how it is grouped (id, input, expected, tags, split,
- * cluster, status), not the free-form `meta`.
+ * is evaluated or how it is grouped (id, input + expected through their
+ * `caseHash`, tags, split, cluster, status), not the free-form `meta`.
+ * Pass the case's `caseHash` when it is at hand, to hash the input once.
  */
-export function caseVersionHash(c: FailureCase): string {
+export function caseVersionHash(c: FailureCase, hash: string = caseHash(c)): string {
   return sha256Hex(
-    canonicalJson({
-      id: c.id,
-      input: c.input,
-      expected: c.expected,
-      tags: c.tags,
-      split: c.split,
-      cluster: c.cluster,
-      status: c.status,
-    }),
+    canonicalJson({ id: c.id, caseHash: hash, tags: c.tags, split: c.split, cluster: c.cluster, status: c.status }),
   );
 }
 

@@ -288,14 +288,20 @@ async function* finish(batches: AsyncIterable<RawBatch>, options: ImportOptions)
   for await (const batch of batches) {
     const cases: ImportedCase[] = [];
     const problems = [...batch.problems];
-    const pending = batch.results.map(async ({ result }) => {
-      if (!("case" in result) || !options.images || result.case.input.image === undefined) return result;
-      const image = await resolveImage(result.case.input.image);
-      if ("reason" in image) return { reason: image.reason, id: result.case.id };
-      const input: CaseInput = { ...result.case.input, image: image.key };
-      return { case: { ...result.case, input } };
-    });
-    const resolved = await Promise.all(pending);
+    const withImage = (result: RowResult) =>
+      !!options.images && "case" in result && result.case.input.image !== undefined;
+    // Only rows with an image wait on anything: the rest pass through without a promise each.
+    const resolved: RowResult[] = batch.results.some((r) => withImage(r.result))
+      ? await Promise.all(
+          batch.results.map(async ({ result }) => {
+            if (!withImage(result) || !("case" in result)) return result;
+            const image = await resolveImage(result.case.input.image!);
+            if ("reason" in image) return { reason: image.reason, id: result.case.id };
+            const input: CaseInput = { ...result.case.input, image: image.key };
+            return { case: { ...result.case, input } };
+          }),
+        )
+      : batch.results.map((r) => r.result);
     resolved.forEach((result, i) => {
       const line = batch.results[i]!.line;
       if (!("case" in result)) {

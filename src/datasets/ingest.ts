@@ -36,6 +36,8 @@ export interface IngestOptions extends Omit<ImportOptions, "images"> {
   readonly readImage?: (ref: string) => Promise<Uint8Array | undefined>;
   /** Called after each batch is written, with the rows seen so far. */
   readonly onProgress?: (rows: number) => void;
+  /** Cases per write (default 2000): fewer, larger transactions are faster; smaller ones hold less. */
+  readonly batchSize?: number;
 }
 
 export interface IngestResult {
@@ -58,7 +60,7 @@ export interface IngestResult {
  * @example const { dataset, problems } = await ingest(store, file.stream(), { datasetId: "pope", name: file.name })
  */
 export async function ingest(sink: DatasetSink, source: ImportSource, options: IngestOptions): Promise<IngestResult> {
-  const { datasetId, readImage, onProgress, ...importOptions } = options;
+  const { datasetId, readImage, onProgress, batchSize = 2000, ...importOptions } = options;
   const existing = await sink.getDataset(datasetId);
   const versions = new Map<string, string>();
   if (existing) for (const c of await sink.cases(datasetId)) versions.set(c.id, caseVersionHash(c));
@@ -76,20 +78,27 @@ export async function ingest(sink: DatasetSink, source: ImportSource, options: I
       }
     : undefined;
   const stream = importStream(source, { ...importOptions, ...(images && { images }) }, (f) => (format = f));
+  let pending: ImportedCase[] = [];
+  const flush = async () => {
+    const fresh = pending.filter((c) => !versions.has(c.id));
+    skipped += pending.length - fresh.length;
+    pending = [];
+    if (!fresh.length) return;
+    const stored = fresh.map((c) => ({ ...c, datasetId, hash: caseHash(c) }));
+    added += await sink.addCases(datasetId, stored);
+    for (const c of stored) versions.set(c.id, caseVersionHash(c, c.hash));
+  };
   for await (const batch of stream) {
     rows += batch.cases.length + batch.problems.length;
     problems.push(...batch.problems);
-    const fresh = batch.cases.filter((c) => !versions.has(c.id));
-    skipped += batch.cases.length - fresh.length;
-    if (fresh.length) {
-      added += await sink.addCases(
-        datasetId,
-        fresh.map((c) => ({ ...c, datasetId, hash: caseHash(c) })),
-      );
-      for (const c of fresh) versions.set(c.id, caseVersionHash(c));
+    for (const c of batch.cases) pending.push(c);
+    if (pending.length >= batchSize) {
+      await flush();
+      onProgress?.(rows);
     }
-    onProgress?.(rows);
   }
+  await flush();
+  onProgress?.(rows);
   problems.sort((a, b) => a.line - b.line);
   const now = new Date().toISOString();
   const dataset: DatasetInfo = {

@@ -35,6 +35,43 @@ const TRACE_CHUNK = 1 << 20;
 /** An array key greater than every string after the given prefix (arrays sort after strings in IndexedDB). */
 const HIGH: never[] = [];
 
+/** Cases per IndexedDB record. */
+const PAGE = 1000;
+
+/** A page of a dataset's cases, in the order they were added. */
+interface CasePage {
+  readonly datasetId: string;
+  readonly page: number;
+  readonly ids: string[];
+  readonly cases: StoredCase[];
+}
+
+/** How many pages a dataset has, and a token that changes with every write (to validate cached ids). */
+interface CaseMeta {
+  readonly datasetId: string;
+  readonly pages: number;
+  readonly generation: string;
+}
+
+function newGeneration(): string {
+  return crypto.randomUUID();
+}
+
+/** Writes cases as pages numbered from `first`; returns how many pages. */
+function writePages(
+  store: { put(value: CasePage): Promise<unknown> },
+  datasetId: string,
+  first: number,
+  cases: readonly StoredCase[],
+): number {
+  let count = 0;
+  for (let at = 0; at < cases.length; at += PAGE, count++) {
+    const slice = cases.slice(at, at + PAGE);
+    quiet(store.put({ datasetId, page: first + count, ids: slice.map((c) => c.id), cases: slice }));
+  }
+  return count;
+}
+
 interface StoredTraceChunk {
   readonly runId: string;
   readonly caseId: string;
@@ -57,6 +94,8 @@ interface StoredTraceChunk {
  */
 export class IdbStore implements Store {
   readonly #db: IDBPDatabase;
+  /** Case ids per dataset as of a `caseMeta` generation, so adding a batch needs no read of every page. */
+  readonly #caseIds = new Map<string, { generation: string; ids: Set<string> }>();
   readonly name: string;
 
   private constructor(db: IDBPDatabase, name: string) {
@@ -69,7 +108,10 @@ export class IdbStore implements Store {
     const db = await openDB(name, VERSION, {
       upgrade(db) {
         db.createObjectStore("datasets", { keyPath: "id" });
-        db.createObjectStore("cases", { keyPath: ["datasetId", "id"] });
+        // Cases live in pages of up to PAGE cases: one IndexedDB record per case costs a request each,
+        // which caps imports near 10k rows/s; a page of 1000 is one request.
+        db.createObjectStore("casePages", { keyPath: ["datasetId", "page"] });
+        db.createObjectStore("caseMeta", { keyPath: "datasetId" });
         db.createObjectStore("images", { keyPath: "hash" });
         db.createObjectStore("runs", { keyPath: "id" });
         db.createObjectStore("items", { keyPath: ["runId", "index"] });
@@ -95,32 +137,52 @@ export class IdbStore implements Store {
 
   async putDataset(dataset: DatasetRecord, cases?: readonly StoredCase[]): Promise<void> {
     if (cases) checkCases(dataset.id, cases);
+    const generation = newGeneration();
     await guard(async () => {
-      const tx = this.#db.transaction(["datasets", "cases"], "readwrite");
+      const tx = this.#db.transaction(["datasets", "casePages", "caseMeta"], "readwrite");
       if (cases) {
-        const store = tx.objectStore("cases");
-        await store.delete(IDBKeyRange.bound([dataset.id], [dataset.id, HIGH]));
-        for (const c of cases) quiet(store.put(c));
+        const pages = tx.objectStore("casePages");
+        quiet(pages.delete(IDBKeyRange.bound([dataset.id], [dataset.id, HIGH])));
+        const count = writePages(pages, dataset.id, 0, cases);
+        quiet(tx.objectStore("caseMeta").put({ datasetId: dataset.id, pages: count, generation }));
       }
       quiet(tx.objectStore("datasets").put(dataset));
       await tx.done;
     }, "putDataset");
+    if (cases) this.#caseIds.set(dataset.id, { generation, ids: new Set(cases.map((c) => c.id)) });
   }
 
   async addCases(datasetId: string, cases: readonly StoredCase[]): Promise<number> {
     checkCases(datasetId, cases);
-    return guard(async () => {
-      const tx = this.#db.transaction("cases", "readwrite");
-      const keys = await Promise.all(cases.map((c) => tx.store.getKey([datasetId, c.id])));
-      let added = 0;
-      cases.forEach((c, i) => {
-        if (keys[i] !== undefined) return;
-        quiet(tx.store.put(c));
-        added++;
-      });
+    const generation = newGeneration();
+    let fresh: StoredCase[] = [];
+    let ids: Set<string> = new Set();
+    await guard(async () => {
+      const tx = this.#db.transaction(["casePages", "caseMeta"], "readwrite");
+      const meta: CaseMeta = (await tx.objectStore("caseMeta").get(datasetId)) ?? {
+        datasetId,
+        pages: 0,
+        generation: "",
+      };
+      // The ids already stored: from this connection's cache when no other tab wrote since, else read once.
+      const cached = this.#caseIds.get(datasetId);
+      if (cached && cached.generation === meta.generation) ids = new Set(cached.ids);
+      else {
+        const pages: CasePage[] = await tx
+          .objectStore("casePages")
+          .getAll(IDBKeyRange.bound([datasetId], [datasetId, HIGH]));
+        ids = new Set(pages.flatMap((p) => p.ids));
+      }
+      fresh = cases.filter((c) => !ids.has(c.id));
+      if (fresh.length) {
+        const count = writePages(tx.objectStore("casePages"), datasetId, meta.pages, fresh);
+        quiet(tx.objectStore("caseMeta").put({ datasetId, pages: meta.pages + count, generation }));
+      }
       await tx.done;
-      return added;
+      for (const c of fresh) ids.add(c.id);
+      this.#caseIds.set(datasetId, { generation: fresh.length ? generation : meta.generation, ids });
     }, "addCases");
+    return fresh.length;
   }
 
   async getDataset(id: string): Promise<DatasetRecord | undefined> {
@@ -132,18 +194,31 @@ export class IdbStore implements Store {
   }
 
   async cases(datasetId: string): Promise<StoredCase[]> {
-    return this.#db.getAll("cases", IDBKeyRange.bound([datasetId], [datasetId, HIGH]));
+    const pages: CasePage[] = await this.#db.getAll("casePages", IDBKeyRange.bound([datasetId], [datasetId, HIGH]));
+    return pages.flatMap((p) => p.cases).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   async getCase(datasetId: string, caseId: string): Promise<StoredCase | undefined> {
-    return this.#db.get("cases", [datasetId, caseId]);
+    const range = IDBKeyRange.bound([datasetId], [datasetId, HIGH]);
+    for (
+      let cursor = await this.#db.transaction("casePages").store.openCursor(range);
+      cursor;
+      cursor = await cursor.continue()
+    ) {
+      const page = cursor.value as CasePage;
+      const at = page.ids.indexOf(caseId);
+      if (at >= 0) return page.cases[at];
+    }
+    return undefined;
   }
 
   async deleteDataset(id: string): Promise<void> {
-    const tx = this.#db.transaction(["datasets", "cases"], "readwrite");
-    quiet(tx.objectStore("cases").delete(IDBKeyRange.bound([id], [id, HIGH])));
+    const tx = this.#db.transaction(["datasets", "casePages", "caseMeta"], "readwrite");
+    quiet(tx.objectStore("casePages").delete(IDBKeyRange.bound([id], [id, HIGH])));
+    quiet(tx.objectStore("caseMeta").delete(id));
     quiet(tx.objectStore("datasets").delete(id));
     await tx.done;
+    this.#caseIds.delete(id);
   }
 
   // Images.
