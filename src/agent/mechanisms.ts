@@ -40,19 +40,26 @@ export const MECHANISMS: readonly MechanismRule[] = [
     down: "peaked attention: failing answers concentrate attention on few tokens",
   },
   {
-    match: /rollout|peak|top1/i,
+    match: /rollout|mapPeak/i,
     tags: ["attention", "image"],
     up: "over-concentrated attention on one image region in failures",
     down: "attention spread thinly over the image in failures",
   },
   {
-    match: /token.?entropy|logprob|uncertain|confidence/i,
+    // Probabilities and log-probabilities of the answer: higher means more confident (the opposite of entropy).
+    match: /answerProb|logprob|confidence/i,
     tags: ["uncertainty"],
-    up: "uncertain decoding: the model is less sure of the answers it gets wrong",
-    down: "over-confident errors: the model is more sure of the answers it gets wrong",
+    up: "over-confident errors: the model gives the answers it gets wrong a higher probability",
+    down: "uncertain decoding: the model gives the answers it gets wrong a lower probability",
   },
   {
-    match: /logit.?lens|lens|top1.?layer|layer/i,
+    match: /token.?entropy|uncertain/i,
+    tags: ["uncertainty"],
+    up: "uncertain decoding: the next-token distribution is flatter where the model answers wrongly",
+    down: "over-confident errors: the next-token distribution is sharper where the model answers wrongly",
+  },
+  {
+    match: /top1.?layer|logit.?lens|layer/i,
     tags: ["layer"],
     up: "late answer formation: the final answer becomes top-1 only in late layers in failures",
     down: "early commitment: the answer is fixed in early layers in failures",

@@ -16,16 +16,14 @@ import type { Command } from "../cli.ts";
 import { codeVersion } from "./version.ts";
 
 const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/pope.jsonl] [-q "What predicts the hallucinations?"]
-                          [--holdout 0.4] [--max-tier L3b] [--seed 1] [--sample 240|all] [--out DIR] [--json] [--resume]
+                          [--holdout 0.4] [--max-tier L3b] [--seed 1] [--sample N|all] [--out DIR] [--json] [--resume]
                           [--judge URL --judge-model NAME]   (key from EVALRX_JUDGE_KEY)
 
-  With no arguments it runs the bundled tiny VLM on a stable sample of the demo POPE set.
-  --sample    how many cases (the N with the smallest sha256(id)); "all" for every case (default 240)
+  With no arguments it runs the bundled tiny VLM on the 600-question demo POPE set (about half a minute).
+  --sample    a stable sample of N cases (the N with the smallest sha256(id)) for a quicker run; default all
   --max-tier  ceiling of the repair ladder: L1, L2, L3a, L3b (default), L4 (writes a fine-tune recipe), none
   --out       where report.json, events.jsonl, report.html and the run's store go (default .evalrx/investigate)
   --resume    continue the interrupted run in --out: stored labels, probes and repair runs are not judged again`;
-
-const DEFAULT_SAMPLE = 240;
 
 /** The evaluators that label this dataset's cases: POPE-style yes/no, CHAIR for captions, else exact match. */
 function evaluatorsFor(cases: readonly FailureCase[]): Evaluator[] {
@@ -98,12 +96,12 @@ export const command: Command = {
       throw new Error(
         `--data ${dataPath}: no valid case (${imported.problems.length} bad rows; first: ${imported.problems[0]?.reason ?? "—"})`,
       );
-    const sampleText = values.sample ?? String(DEFAULT_SAMPLE);
-    const sample = sampleText === "all" ? undefined : num("sample", sampleText, DEFAULT_SAMPLE);
+    const sampleText = values.sample ?? "all";
+    const sample = sampleText === "all" ? undefined : num("sample", sampleText, 0);
     const cases = sample === undefined ? imported.cases : select(imported.cases, { sample });
     const sampled =
       cases.length < imported.cases.length
-        ? `stable sample of ${cases.length} of ${imported.cases.length} cases (the ${cases.length} smallest sha256(id)), to keep the run fast; --sample all for every case`
+        ? `stable sample of ${cases.length} of ${imported.cases.length} cases (the ${cases.length} smallest sha256(id)), chosen with --sample; drop it for every case`
         : undefined;
     const fingerprint = sha256Hex(cases.map((c) => canonicalJson(c)).join("\n")).slice(0, 12);
 
