@@ -16,7 +16,7 @@ export function escapeHtml(value: unknown): string {
 function n(x: number | null | undefined, digits = 3): string {
   if (x === null || x === undefined || !Number.isFinite(x)) return "—";
   const a = Math.abs(x);
-  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return x.toExponential(2);
+  if (a !== 0 && (a >= 1e4 || a < 1e-3)) return x.toExponential(2);
   return x.toFixed(digits);
 }
 
@@ -132,7 +132,7 @@ function heatmap(values: readonly (number | null)[], rows: number, cols: number,
         `<rect x="${c * cell}" y="${16 + r * cell}" width="${cell - 1}" height="${cell - 1}" fill="rgb(${Math.round(255 - 200 * t)},${Math.round(255 - 150 * t)},${Math.round(255 - 60 * t)})"/>`,
       );
     }
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${cols * cell}" height="${rows * cell + 18}" role="img" aria-label="${escapeHtml(title)}"><text x="0" y="12" font-size="11">${escapeHtml(title)}</text>${rects.join("")}</svg>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${Math.max(cols * cell, 7 * title.length)}" height="${rows * cell + 18}" role="img" aria-label="${escapeHtml(title)}"><text x="0" y="12" font-size="11">${escapeHtml(title)}</text>${rects.join("")}</svg>`;
 }
 
 /** Repairs: each candidate's change in failure rate vs the baseline. */
