@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { StoreError } from "./errors.ts";
 import { resumePoint } from "./resume.ts";
 import type { DatasetRecord, ItemRecord, RunExport, RunRecord, Store, StoredCase } from "./types.ts";
+import nodeExport from "./fixtures/run-export.json";
 
 /** How the contract gets a store: a fresh empty one, and the same one reopened (to prove writes persisted). */
 export interface StoreFactory {
@@ -379,6 +380,24 @@ export function storeContract(name: string, factory: StoreFactory): void {
           await a.close();
           await b.close();
         }
+      });
+
+      withStore("a run exported by the Node file store (fixture) imports and resumes here", async (store) => {
+        await store.importRun(nodeExport as unknown as RunExport);
+        expect(await store.getRun("node-run")).toMatchObject({ dataset: "pope-mini", config: { repeats: 2 } });
+        expect((await store.items("node-run")).map((i) => [i.index, i.caseId])).toEqual([
+          [0, "c0"],
+          [1, "c1"],
+        ]);
+        const [trace] = await store.traces("node-run");
+        expect(trace!.data).toEqual(Float32Array.of(0.5, 0.25, -1, 3.5));
+        expect((await store.cases("pope-mini"))[0]!.input.image).toBe(PNG_KEY);
+        expect(await store.getImage(PNG_KEY)).toMatchObject({ bytes: PNG, type: "image/png" });
+        expect((await store.events("node-run"))[0]).toMatchObject({ seq: 0, type: "start" });
+        // The imported progress says 2 of 4: the run continues here where it stopped there.
+        expect((await resumePoint(store, "node-run", 4)).next).toBe(2);
+        await store.appendItems("node-run", [item("node-run", 2, { caseId: "c0", repeat: 1 })], marker(3, 4));
+        expect(await store.progress("node-run")).toMatchObject({ done: 3, total: 4 });
       });
 
       withStore("a foreign or tampered file is refused before anything is written", async (store) => {
