@@ -103,6 +103,10 @@ export function ladder(
   const candidates: Candidate[] = [];
   const skipped: { name: string; reason: string }[] = [];
   for (const r of ["context", "restate"]) {
+    if (r === "context" && !options.hasImages) {
+      skipped.push({ name: "L1 prompt rewrite 'context'", reason: "it refers to an image and the cases have none" });
+      continue;
+    }
     const rw = rewrite(r);
     candidates.push({
       tier: "L1",

@@ -6,16 +6,23 @@ import { collect, type Analyzer } from "./types.ts";
 import { answerKey, rewrite } from "./rewrites.ts";
 
 const REWRITE = "context";
+/** Text-only prompts get the rewrite that does not mention an image. */
+const TEXT_REWRITE = "restate";
+
+function rewriteFor(prompt: string): string {
+  return prompt.includes("<image>") ? REWRITE : TEXT_REWRITE;
+}
 
 export const promptContrast: Analyzer = {
   name: "promptContrast",
-  description: `answer flips under the meaning-preserving rewrite '${REWRITE}' (${rewrite(REWRITE).description})`,
+  description: `answer flips under a meaning-preserving rewrite: '${REWRITE}' (${rewrite(REWRITE).description}) for image prompts, '${TEXT_REWRITE}' (${rewrite(TEXT_REWRITE).description}) for text`,
   tags: ["prompt"],
   requires: ["generate"],
   reductions: [],
-  parameters: { rewrite: REWRITE, decoding: "greedy" },
+  parameters: { rewrite: { image: REWRITE, text: TEXT_REWRITE }, decoding: "greedy" },
   async probe(item, context) {
-    const answer = await context.generate({ ...context.input, prompt: rewrite(REWRITE).apply(item.case.input.prompt) });
+    const prompt = item.case.input.prompt;
+    const answer = await context.generate({ ...context.input, prompt: rewrite(rewriteFor(prompt)).apply(prompt) });
     return { promptContrastAnswer: answer };
   },
   signals(item): Record<string, number> {
@@ -28,7 +35,7 @@ export const promptContrast: Analyzer = {
     const flips = (perCase["promptContrast.flip"] ?? []).filter((x) => x === 1).length;
     const n = (perCase["promptContrast.flip"] ?? []).filter(Number.isFinite).length;
     return {
-      summary: `promptContrast: the answer changed on ${flips} of ${n} cases under the rewrite '${REWRITE}'`,
+      summary: `promptContrast: the answer changed on ${flips} of ${n} cases under a meaning-preserving rewrite`,
       findings: { signals: Object.keys(perCase), flips, n },
       artifacts: { perCase },
     };
