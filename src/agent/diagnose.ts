@@ -100,6 +100,17 @@ export async function diagnose(
         author = "judge";
       }
     }
+    let critique: string | undefined;
+    if (options.judge) {
+      const answer = await options.judge(
+        [
+          "Critique this hypothesis about a model's failures in one sentence: what else could explain the association, and what observation would refute it?",
+          `Hypothesis: ${mechanism}`,
+          `Evidence so far: ${f.signal} is ${dirText} (${effect.name} = ${fmt(effect.value)}, ${f.association.n} exploration cases).`,
+        ].join("\n"),
+      );
+      critique = answer.trim().split("\n")[0]?.trim().slice(0, 400) || undefined;
+    }
     const towards = direction > 0 ? "above" : "below";
     const bound = direction > 0 ? effect.nullValue + refuteMargin : effect.nullValue - refuteMargin;
     hypotheses.push({
@@ -120,7 +131,8 @@ export async function diagnose(
       refuteMargin,
       refutation:
         `REFUTED if, on the sealed split, the 95% interval of the ${effect.name} does not reach ${towards} ${fmt(bound)} ` +
-        `(half the exploration effect); SUPPORTED needs the same test one-sided ${direction > 0 ? "upward" : "downward"} with an e-value that survives e-BH at α over the hypotheses tested`,
+        `(half the exploration effect); SUPPORTED needs the same test one-sided ${direction > 0 ? "upward" : "downward"} with an e-value that survives e-BH at α over the hypotheses tested` +
+        (critique ? `. Judge's critique: ${critique}` : ""),
       tags,
     });
   }

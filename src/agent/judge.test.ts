@@ -27,7 +27,9 @@ beforeAll(async () => {
       seen.push({ auth: req.headers.authorization, model: parsed.model, prompt });
       const content = prompt.includes("falsifiable mechanism")
         ? "cases with a high planted score overload the model's decision rule\nextra text"
-        : `${consistent}: judged by the local test server`;
+        : prompt.startsWith("Critique")
+          ? "a confounder correlated with planted could explain it; no effect on fresh cases would refute it"
+          : `${consistent}: judged by the local test server`;
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content } }] }));
     });
@@ -49,6 +51,7 @@ describe("judges: rule-based by default, an OpenAI-compatible endpoint when conf
     expect(h.author).toBe("judge");
     expect(h.mechanism).toBe("cases with a high planted score overload the model's decision rule");
     expect(h.gates!.protocol).toMatchObject({ consistent: true, by: "judge" });
+    expect(h.refutation).toMatch(/Judge's critique: a confounder correlated with planted/);
     expect(h.verdict).toBe("SUPPORTED");
     expect(seen.every((s) => s.auth === "Bearer k-123" && s.model === "local-judge")).toBe(true);
   });
