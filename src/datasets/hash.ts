@@ -2,6 +2,8 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 
 const encoder = new TextEncoder();
+/** Reused for short texts, so hashing 100k ids or cases does not allocate 100k buffers. */
+let scratch = new Uint8Array(4096);
 
 /**
  * What is the SHA-256 of this text (UTF-8) or these bytes, as 64 lowercase hex
@@ -11,7 +13,14 @@ const encoder = new TextEncoder();
  * @example sha256Hex("abc") // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
  */
 export function sha256Hex(data: string | Uint8Array): string {
-  return bytesToHex(sha256(typeof data === "string" ? encoder.encode(data) : data));
+  if (typeof data !== "string") return bytesToHex(sha256(data));
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+  if (data.length * 3 > scratch.length) {
+    if (data.length * 3 > 1 << 20) return bytesToHex(sha256(encoder.encode(data)));
+    scratch = new Uint8Array(data.length * 3);
+  }
+  const { written } = encoder.encodeInto(data, scratch);
+  return bytesToHex(sha256(scratch.subarray(0, written)));
 }
 
 /**

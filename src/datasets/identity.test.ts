@@ -62,6 +62,23 @@ describe("shared vectors (the browser test checks the same file)", () => {
   });
 });
 
+describe("sha256Hex", () => {
+  it("matches node:crypto for any text (short, long, lone surrogates) and for bytes", () => {
+    const reference = (text: string) => createHash("sha256").update(new TextEncoder().encode(text)).digest("hex");
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 3000 }), (text) => {
+        expect(sha256Hex(text)).toBe(reference(text));
+      }),
+      { numRuns: 200 },
+    );
+    const long = "é☕".repeat(400_000);
+    expect(sha256Hex(long)).toBe(reference(long));
+    expect(sha256Hex("short again")).toBe(reference("short again"));
+    const bytes = Uint8Array.of(0, 255, 128);
+    expect(sha256Hex(bytes)).toBe(createHash("sha256").update(bytes).digest("hex"));
+  });
+});
+
 describe("canonicalJson", () => {
   it("is the same text whatever the key order, and parses back to the value", () => {
     fc.assert(
