@@ -27,6 +27,8 @@ function onnxRuntimeAssets(): Plugin {
         const file = join(dist, name);
         if (!/^ort-wasm[\w.-]*\.(wasm|mjs)$/.test(name) || !existsSync(file)) return next();
         res.setHeader("Content-Type", name.endsWith(".wasm") ? "application/wasm" : "text/javascript");
+        // Raw middlewares run before Vite adds server.headers: the threaded build's worker script needs COEP itself.
+        for (const [key, value] of Object.entries(isolation)) res.setHeader(key, value);
         createReadStream(file).pipe(res);
       });
     },
@@ -60,7 +62,11 @@ function bundledModels(): Plugin {
   return {
     name: "evalrx:bundled-models",
     configureServer(server) {
-      server.middlewares.use("/models/", (req, res) => {
+      server.middlewares.use("/models/", (req, res, next) => {
+        // Module imports of the config JSON (`?import`, or fetched as a script) are Vite's to transform.
+        const query = (req.url ?? "").split("?")[1] ?? "";
+        if (/(^|&)(import|url|raw)\b/.test(query) || /script|worker/.test(String(req.headers["sec-fetch-dest"] ?? "")))
+          return next();
         const path = decodeURIComponent((req.url ?? "").split("?")[0]!).replace(/^\/+/, "");
         const file = normalize(join(root, path));
         const servable =
@@ -72,6 +78,7 @@ function bundledModels(): Plugin {
           return;
         }
         res.setHeader("Content-Type", file.endsWith(".json") ? "application/json" : "application/octet-stream");
+        for (const [key, value] of Object.entries(isolation)) res.setHeader(key, value);
         createReadStream(file).pipe(res);
       });
     },

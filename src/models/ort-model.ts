@@ -537,8 +537,11 @@ export class OrtModel implements Model {
         else if (r === "fullAttention") result[r] = R.fullAttention(att);
       }
     }
-    if (reductions.includes("tokenEntropy")) result.tokenEntropy = R.tokenEntropy(logits, vocab);
-    if (reductions.includes("tokenLogprob")) result.tokenLogprob = R.tokenLogprob(logits, vocab, ids);
+    if (reductions.includes("tokenEntropy") || reductions.includes("tokenLogprob")) {
+      const rows = R.logSoftmaxRows(logits, vocab);
+      if (reductions.includes("tokenEntropy")) result.tokenEntropy = R.tokenEntropy(rows, vocab);
+      if (reductions.includes("tokenLogprob")) result.tokenLogprob = R.tokenLogprob(rows, vocab, ids);
+    }
     if (reductions.includes("logitLens")) {
       const D = this.spec.hiddenSize;
       const states = this.hiddenNames.length;

@@ -107,25 +107,31 @@ export function rollout(
 ): TraceTensor {
   const { heads, length: T } = att;
   let row = new Float64Array(T);
+  let next = new Float64Array(T);
+  const mixed = new Float64Array(T);
   row[query] = 1;
   for (let l = att.layers.length - 1; l >= 0; l--) {
     const layer = att.layers[l]!;
-    const next = new Float64Array(T);
-    for (let q = 0; q < T; q++) {
+    next.fill(0);
+    // Causal attention: row q only reaches keys ≤ q, and only rows ≤ query carry weight.
+    for (let q = 0; q <= query; q++) {
       const weight = row[q]!;
       if (weight === 0) continue;
       // Row q of A': half the head-mean attention plus half the residual, normalised to sum 1.
-      const mixed = new Float64Array(T);
+      mixed.fill(0);
+      for (let h = 0; h < heads; h++) {
+        const start = (h * T + q) * T;
+        for (let k = 0; k < T; k++) mixed[k]! += layer[start + k]!;
+      }
       let total = 0;
       for (let k = 0; k < T; k++) {
-        let mean = 0;
-        for (let h = 0; h < heads; h++) mean += layer[(h * T + q) * T + k]!;
-        mixed[k] = 0.5 * (mean / heads) + (k === q ? 0.5 : 0);
+        mixed[k] = 0.5 * (mixed[k]! / heads) + (k === q ? 0.5 : 0);
         total += mixed[k]!;
       }
-      for (let k = 0; k < T; k++) next[k]! += (weight * mixed[k]!) / total;
+      const scale = weight / total;
+      for (let k = 0; k < T; k++) next[k]! += scale * mixed[k]!;
     }
-    row = next;
+    [row, next] = [next, row];
   }
   const out = new Float32Array(image.length);
   for (let i = 0; i < image.length; i++) out[i] = row[image[i]!]!;
@@ -144,31 +150,41 @@ export function logSoftmax(logits: Float32Array): Float64Array {
   return out;
 }
 
+/** Per-position log-softmax of `[T, vocab]` logits, computed once for the token reductions. */
+export function logSoftmaxRows(logits: Float32Array, vocab: number): Float64Array[] {
+  const T = logits.length / vocab;
+  return Array.from({ length: T }, (_, t) => logSoftmax(logits.subarray(t * vocab, (t + 1) * vocab)));
+}
+
 /**
  * Per position t, the entropy (nats) of the next-token distribution predicted
- * at t. `logits` is `[T, vocab]`.
+ * at t. `logits` is `[T, vocab]` (or pass its `logSoftmaxRows`).
  */
-export function tokenEntropy(logits: Float32Array, vocab: number): TraceTensor {
-  const T = logits.length / vocab;
-  const out = new Float32Array(T);
-  for (let t = 0; t < T; t++) {
-    const lp = logSoftmax(logits.subarray(t * vocab, (t + 1) * vocab));
+export function tokenEntropy(logits: Float32Array | Float64Array[], vocab: number): TraceTensor {
+  const rows = Array.isArray(logits) ? logits : logSoftmaxRows(logits, vocab);
+  const out = new Float32Array(rows.length);
+  rows.forEach((lp, t) => {
     let e = 0;
     for (const v of lp) e -= Math.exp(v) * v;
     out[t] = e;
-  }
-  return tensor(out, [T], ["position"]);
+  });
+  return tensor(out, [rows.length], ["position"]);
 }
 
 /**
  * Per position t, the log-probability the model gave to the token at t when
  * predicting it from position t − 1 (position 0 has no prediction: NaN).
  */
-export function tokenLogprob(logits: Float32Array, vocab: number, ids: ArrayLike<number>): TraceTensor {
+export function tokenLogprob(
+  logits: Float32Array | Float64Array[],
+  vocab: number,
+  ids: ArrayLike<number>,
+): TraceTensor {
+  const rows = Array.isArray(logits) ? logits : logSoftmaxRows(logits, vocab);
   const T = ids.length;
   const out = new Float32Array(T);
   out[0] = NaN;
-  for (let t = 1; t < T; t++) out[t] = logSoftmax(logits.subarray((t - 1) * vocab, t * vocab))[ids[t]!]!;
+  for (let t = 1; t < T; t++) out[t] = rows[t - 1]![ids[t]!]!;
   return tensor(out, [T], ["position"]);
 }
 

@@ -50,20 +50,30 @@ const executablePath = chromiumPath();
 if (!executablePath)
   report("forward capture overhead, Chromium WASM: skipped (no Chromium; install it or set CHROMIUM_PATH)");
 else {
-  const server = await createServer({ logLevel: "warn", server: { port: 0 } });
+  // No HMR or file watching: a model file rewritten mid-run must not reload the page.
+  const server = await createServer({ logLevel: "warn", server: { port: 0, hmr: false, watch: null } });
   await server.listen();
   const url = server.resolvedUrls!.local[0]!;
   const browser = await chromium.launch({ executablePath, args: chromiumArgs, headless: true });
   try {
     const page = await browser.newPage();
     await page.goto(url);
-    const web = (await page.evaluate(
-      async ({ cases, rounds, module }) => {
-        const mod = (await import(/* @vite-ignore */ module)) as BrowserBench;
-        return mod.benchWorkerCapture(cases, rounds);
-      },
-      { cases: sample, rounds: 3, module: "/src/models/bench/bench-runtime.browser.ts" },
-    )) as { plainMs: number; captureMs: number; ratio: number };
+    // The dev server may reload the page once while it optimises dependencies: retry after a reload.
+    let web: { plainMs: number; captureMs: number; ratio: number } | undefined;
+    for (let attempt = 0; !web; attempt++) {
+      try {
+        await page.waitForLoadState("networkidle");
+        web = await page.evaluate(
+          async ({ cases, rounds, module }) => {
+            const mod = (await import(/* @vite-ignore */ module)) as BrowserBench;
+            return mod.benchWorkerCapture(cases, rounds);
+          },
+          { cases: sample, rounds: 3, module: "/src/models/bench/bench-runtime.browser.ts" },
+        );
+      } catch (error) {
+        if (attempt >= 2 || !String(error).includes("context was destroyed")) throw error;
+      }
+    }
     report(
       `forward capture overhead, Chromium WASM (model worker): ${fmt(web.captureMs)} ms vs ${fmt(web.plainMs)} ms → ${fmt(web.ratio)}× (target ≤ 1.15×)`,
     );
