@@ -538,9 +538,9 @@ export class OrtModel implements Model {
       }
     }
     if (reductions.includes("tokenEntropy") || reductions.includes("tokenLogprob")) {
-      const rows = R.logSoftmaxRows(logits, vocab);
-      if (reductions.includes("tokenEntropy")) result.tokenEntropy = R.tokenEntropy(rows, vocab);
-      if (reductions.includes("tokenLogprob")) result.tokenLogprob = R.tokenLogprob(rows, vocab, ids);
+      const logZ = R.logPartition(logits, vocab);
+      if (reductions.includes("tokenEntropy")) result.tokenEntropy = R.tokenEntropy(logits, vocab, logZ);
+      if (reductions.includes("tokenLogprob")) result.tokenLogprob = R.tokenLogprob(logits, vocab, ids, logZ);
     }
     if (reductions.includes("logitLens")) {
       const D = this.spec.hiddenSize;

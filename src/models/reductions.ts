@@ -140,35 +140,46 @@ export function rollout(
 
 /** Log-softmax of one logits row, in float64 for stable small probabilities. */
 export function logSoftmax(logits: Float32Array): Float64Array {
-  let max = -Infinity;
-  for (const v of logits) if (v > max) max = v;
-  let sum = 0;
-  for (const v of logits) sum += Math.exp(v - max);
-  const logZ = max + Math.log(sum);
+  const logZ = logPartitionRow(logits, 0, logits.length);
   const out = new Float64Array(logits.length);
   for (let i = 0; i < logits.length; i++) out[i] = logits[i]! - logZ;
   return out;
 }
 
-/** Per-position log-softmax of `[T, vocab]` logits, computed once for the token reductions. */
-export function logSoftmaxRows(logits: Float32Array, vocab: number): Float64Array[] {
+function logPartitionRow(logits: Float32Array, start: number, end: number): number {
+  let max = -Infinity;
+  for (let i = start; i < end; i++) if (logits[i]! > max) max = logits[i]!;
+  let sum = 0;
+  for (let i = start; i < end; i++) sum += Math.exp(logits[i]! - max);
+  return max + Math.log(sum);
+}
+
+/** Per position, log Σ exp(logits): the normaliser both token reductions share. `logits` is `[T, vocab]`. */
+export function logPartition(logits: Float32Array, vocab: number): Float64Array {
   const T = logits.length / vocab;
-  return Array.from({ length: T }, (_, t) => logSoftmax(logits.subarray(t * vocab, (t + 1) * vocab)));
+  const out = new Float64Array(T);
+  for (let t = 0; t < T; t++) out[t] = logPartitionRow(logits, t * vocab, (t + 1) * vocab);
+  return out;
 }
 
 /**
  * Per position t, the entropy (nats) of the next-token distribution predicted
- * at t. `logits` is `[T, vocab]` (or pass its `logSoftmaxRows`).
+ * at t. `logits` is `[T, vocab]`; `logZ` may be passed from `logPartition`.
  */
-export function tokenEntropy(logits: Float32Array | Float64Array[], vocab: number): TraceTensor {
-  const rows = Array.isArray(logits) ? logits : logSoftmaxRows(logits, vocab);
-  const out = new Float32Array(rows.length);
-  rows.forEach((lp, t) => {
-    let e = 0;
-    for (const v of lp) e -= Math.exp(v) * v;
-    out[t] = e;
-  });
-  return tensor(out, [rows.length], ["position"]);
+export function tokenEntropy(logits: Float32Array, vocab: number, logZ = logPartition(logits, vocab)): TraceTensor {
+  const T = logZ.length;
+  const out = new Float32Array(T);
+  for (let t = 0; t < T; t++) {
+    // H = log Z − Σ p·x, with p = exp(x − log Z).
+    const z = logZ[t]!;
+    let expected = 0;
+    for (let i = t * vocab; i < (t + 1) * vocab; i++) {
+      const x = logits[i]!;
+      expected += Math.exp(x - z) * x;
+    }
+    out[t] = z - expected;
+  }
+  return tensor(out, [T], ["position"]);
 }
 
 /**
@@ -176,15 +187,15 @@ export function tokenEntropy(logits: Float32Array | Float64Array[], vocab: numbe
  * predicting it from position t − 1 (position 0 has no prediction: NaN).
  */
 export function tokenLogprob(
-  logits: Float32Array | Float64Array[],
+  logits: Float32Array,
   vocab: number,
   ids: ArrayLike<number>,
+  logZ = logPartition(logits, vocab),
 ): TraceTensor {
-  const rows = Array.isArray(logits) ? logits : logSoftmaxRows(logits, vocab);
   const T = ids.length;
   const out = new Float32Array(T);
   out[0] = NaN;
-  for (let t = 1; t < T; t++) out[t] = rows[t - 1]![ids[t]!]!;
+  for (let t = 1; t < T; t++) out[t] = logits[(t - 1) * vocab + ids[t]!]! - logZ[t - 1]!;
   return tensor(out, [T], ["position"]);
 }
 
