@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export as ex  # noqa: E402
 import lmtask  # noqa: E402

@@ -23,7 +23,7 @@ PARTNER = {}
 for a, b in PAIRS:
     PARTNER[a] = b
     PARTNER[b] = a
-CO_OCCURRENCE = 0.95
+CO_OCCURRENCE = 0.99
 # Pair members are drawn more often as the first object, so they are also the
 # "popular" objects of POPE's popular split.
 FIRST_WEIGHT = np.array([3.0 if o in PARTNER else 1.0 for o in OBJECTS])
