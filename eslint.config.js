@@ -29,7 +29,7 @@ const nodeModules = [
 ];
 
 export default ts.config(
-  { ignores: ["dist/", "node_modules/", "models/**/*.py", ".evalrx/", "**/fixtures/**/*.json"] },
+  { ignores: ["dist/", "node_modules/", "tmp/", "models/**/*.py", ".evalrx/", "**/fixtures/**/*.json"] },
   js.configs.recommended,
   ...ts.configs.recommended,
   ...svelte.configs["flat/recommended"],
