@@ -137,7 +137,35 @@ export default defineConfig({
   // The extern-wasm build of onnxruntime-web does not make the bundler copy its wasm: `/ort/` serves it.
   resolve: { conditions: ["onnxruntime-web-use-extern-wasm", ...defaultClientConditions] },
   worker: { format: "es" },
-  optimizeDeps: { exclude: ["onnxruntime-web", "@huggingface/transformers"] },
+  optimizeDeps: {
+    exclude: ["onnxruntime-web", "@huggingface/transformers"],
+    // Pre-bundled up front: a dependency first met mid-run makes Vite re-optimise and reload the page,
+    // which fails whichever browser test is running on a fresh cache (as in CI).
+    include: [
+      "comlink",
+      "idb",
+      "papaparse",
+      "hyparquet",
+      "fast-png",
+      "fflate",
+      "valibot",
+      "@noble/hashes/sha2.js",
+      "@noble/hashes/utils.js",
+      "@huggingface/tokenizers",
+      "pure-rand/generator/xoroshiro128plus",
+      "pure-rand/distribution/uniformFloat64",
+      "pure-rand/distribution/uniformInt",
+      "@stdlib/stats-base-dists-normal-cdf",
+      "@stdlib/stats-base-dists-normal-quantile",
+      "@stdlib/stats-base-dists-t-cdf",
+      "@stdlib/stats-base-dists-t-quantile",
+      "@stdlib/stats-base-dists-binomial-cdf",
+      "@stdlib/math-base-special-gammaln",
+      "@stdlib/math-base-special-gammainc",
+      "@stdlib/math-base-special-betaln",
+      "@stdlib/math-base-special-betainc",
+    ],
+  },
   build: { target: "es2023", chunkSizeWarningLimit: 4096 },
   test: {
     projects: [
