@@ -22,6 +22,10 @@ it("loads the built app, shows the backend, runs ONNX Runtime WASM in a worker, 
   expect(await page.getByTestId("ort").textContent()).toContain("WASM self-test 2, 4");
   expect(workers.some((url) => url.includes("model.worker"))).toBe(true);
   expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
+  // The page opened its IndexedDB store, asked for persistent storage, and shows what it uses.
+  await page.getByTestId("storage").waitFor();
+  const storage = (await page.getByTestId("storage").textContent())?.replace(/\s+/g, " ").trim();
+  expect(storage).toMatch(/^Storage: [\d.]+ MB used of [\d.]+ MB; (persistent|not persistent)/);
 
   expect(errors).toEqual([]);
   expect(harness.foreignRequests).toEqual([]);
