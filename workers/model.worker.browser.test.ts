@@ -83,6 +83,32 @@ describe("the model worker on WASM", () => {
   });
 });
 
+describe("the model worker with the transformers backend", () => {
+  it("loads the bundled tiny-lm through transformers.js from /models/ and generates the same greedy tokens as ort", async () => {
+    const client = startModelClient();
+    try {
+      const prompts = ["3 1 4 1 5", "2 7 1 8", "9 9 0"];
+      await client.load({ kind: "bundled", key: "tiny-lm" }, { device: "wasm" });
+      const ours = [];
+      for (const prompt of prompts)
+        ours.push((await client.call((api) => api.generate({ prompt }, { maxNewTokens: 10 }))).ids);
+      const status = await client.load(
+        { kind: "bundled", key: "tiny-lm" },
+        { device: "wasm", backend: "transformers" },
+      );
+      expect(status.attention.kind).toBe("unreadable");
+      expect(status.capabilities).not.toContain("attention");
+      for (const [i, prompt] of prompts.entries())
+        expect((await client.call((api) => api.generate({ prompt }, { maxNewTokens: 10 }))).ids).toEqual(ours[i]);
+      await expect(client.call((api) => api.forward({ prompt: "1 2" }, { reductions: ["sinkMass"] }))).rejects.toThrow(
+        /cannot provide 'attention'/,
+      );
+    } finally {
+      client.terminate();
+    }
+  });
+});
+
 describe("the model worker on WebGPU (SwiftShader here)", () => {
   it("gives the same answers as onnxruntime-node on a few demo cases, reductions within 2e-3", async () => {
     const client = startModelClient();

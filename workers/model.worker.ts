@@ -13,7 +13,8 @@ import {
 import { configureOrtWasm } from "../src/models/ort-env.browser.ts";
 import { droppedFiles, fetchFiles, webSessions } from "../src/models/ort-session.browser.ts";
 import type { FileSource } from "../src/models/session.ts";
-import { getSpec } from "../src/models/specs/index.ts";
+import { getSpec, inferSpec } from "../src/models/specs/index.ts";
+import type { TransformersModel } from "../src/models/transformers-backend.ts";
 
 /** What the page learns when the model worker starts: the engine it will use and a WASM self-test. */
 export interface RuntimeStatus {
@@ -38,6 +39,11 @@ export type ModelSource =
 export interface WorkerLoadOptions {
   /** "auto" (default): WebGPU when an adapter exists, else WASM. */
   readonly device?: "auto" | "webgpu" | "wasm";
+  /**
+   * "ort" (default): our white-box runtime. "transformers": transformers.js
+   * generation (black box for internals) — bundled models or hub ids.
+   */
+  readonly backend?: "ort" | "transformers";
 }
 
 /** A loaded model's status, as the page shows it. */
@@ -54,6 +60,7 @@ export interface ModelStatus {
 
 const ort = configureOrtWasm();
 let model: OrtModel | undefined;
+let blackBox: TransformersModel | undefined;
 let modelStatus: ModelStatus | undefined;
 let current: AbortController | undefined;
 
@@ -105,6 +112,55 @@ async function cancellable<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<
   }
 }
 
+/** transformers.js in this worker: the app's own /models/ for bundled models, the hub for ids (online only). */
+async function loadTransformers(source: ModelSource, options: WorkerLoadOptions): Promise<ModelStatus> {
+  if (source.kind !== "bundled" && source.kind !== "hub")
+    throw new Error(
+      "the transformers backend loads bundled models or hub ids; use the ort backend for a dropped folder",
+    );
+  const spec = source.kind === "bundled" ? getSpec(source.key) : undefined;
+  if (source.kind === "bundled" && !spec) throw new Error(`no bundled model '${source.key}'`);
+  const id = source.kind === "bundled" ? source.key : source.id;
+  // Loaded on demand: the white-box path never pays for transformers.js.
+  const [{ env: transformersEnv }, { transformersBackend }] = await Promise.all([
+    import("@huggingface/transformers"),
+    import("../src/models/transformers-backend.ts"),
+  ]);
+  transformersEnv.allowLocalModels = !!spec;
+  transformersEnv.allowRemoteModels = !spec;
+  transformersEnv.localModelPath = `${import.meta.env.BASE_URL}models/`;
+  const choice = await decideDevice(options.device);
+  const resolved = spec ?? (await inferHubSpec(id));
+  blackBox = await transformersBackend({ modelId: () => id, device: choice.device }).load(resolved);
+  modelStatus = {
+    key: id,
+    spec: resolved,
+    capabilities: [...blackBox.capabilities],
+    attention: {
+      kind: "unreadable",
+      reason: "transformers.js generation does not return decoder attention; use the ort backend",
+    },
+    choice,
+    filesRead: [],
+  };
+  return modelStatus;
+}
+
+async function inferHubSpec(id: string): Promise<ModelSpec> {
+  const files = fetchFiles(`https://huggingface.co/${id}/resolve/main/`);
+  const json = async (path: string) =>
+    JSON.parse(new TextDecoder().decode(await files(path))) as Record<string, unknown>;
+  const config = await json("config.json");
+  const image = typeof config.image_token_index === "number";
+  return inferSpec(
+    id,
+    id,
+    config,
+    image ? await json("preprocessor_config.json") : undefined,
+    image ? await json("processor_config.json") : undefined,
+  );
+}
+
 const api = {
   /** Chooses the backend and proves ONNX Runtime's WASM build loads and runs here. */
   async status(): Promise<RuntimeStatus> {
@@ -140,6 +196,7 @@ const api = {
     onProgress?: (p: Progress) => void,
   ): Promise<ModelStatus> {
     await api.dispose();
+    if (options.backend === "transformers") return loadTransformers(source, options);
     const read: string[] = [];
     const { files, key, where } = sourceFiles(source, read);
     const spec = source.kind === "bundled" ? getSpec(source.key) : undefined;
@@ -184,12 +241,18 @@ const api = {
 
   /** Generates an answer (greedy by default; seeded sampling with `temperature`). */
   async generate(input: ModelInput, options: Omit<OrtGenerateOptions, "signal"> = {}): Promise<Generation> {
+    if (blackBox) {
+      const ids = await blackBox.generateIds(input, options);
+      // transformers.js does not say why it stopped nor how long the prompt was: -1 = unknown.
+      return { text: blackBox.decode(ids), ids, promptLength: -1, stop: "eos" };
+    }
     const m = requireModel();
     return cancellable((signal) => m.generateTokens(input, { ...options, signal }));
   },
 
   /** One teacher-forced forward returning the asked reductions as small typed arrays. */
   async forward(input: ModelInput, capture: Omit<CaptureOptions, "signal"> = {}): Promise<Trace> {
+    if (blackBox) return blackBox.forward(input, capture);
     const m = requireModel();
     return cancellable((signal) => m.forward(input, { ...capture, signal }));
   },
@@ -203,9 +266,11 @@ const api = {
   async dispose(): Promise<void> {
     current?.abort();
     const m = model;
+    const b = blackBox;
     model = undefined;
+    blackBox = undefined;
     modelStatus = undefined;
-    await m?.dispose();
+    await Promise.all([m?.dispose(), b?.dispose()]);
   },
 };
 

@@ -22,6 +22,8 @@ export interface TransformersConfig {
 /** A transformers.js-loaded model that can also report generated token ids (for parity checks). */
 export interface TransformersModel extends Model {
   generateIds(input: ModelInput, options?: GenerateOptions): Promise<number[]>;
+  /** Text of generated ids, special tokens skipped. */
+  decode(ids: readonly number[]): string;
 }
 
 /** A backend whose models also report generated ids. */
@@ -75,6 +77,7 @@ export function transformersBackend(config: TransformersConfig = {}): Transforme
         spec,
         capabilities,
         generateIds,
+        decode: (ids) => tokenizer.decode([...ids], { skip_special_tokens: true }).trim(),
         async generate(input, options) {
           const ids = await generateIds(input, options);
           return tokenizer.decode(ids, { skip_special_tokens: true }).trim();
