@@ -1,2 +1,17 @@
-/** `evalrx/agent`: filled by its issue. */
-export {};
+/**
+ * `evalrx/agent`: the diagnosis loop. `investigate` runs M1–M5 on a model and a dataset; `exploreCases` runs
+ * M2–M4 on an eval log with no model. Both return the report and the event log it was built from.
+ */
+export { investigate, type InvestigateOptions } from "./investigate.ts";
+export { exploreCases, DEFAULT_QUESTION } from "./run-explore.ts";
+export { runLoop, splitTable, type LoopOptions, type LoopResult } from "./loop.ts";
+export { explore, type ExploreOptions, type SignalFinding } from "./explore.ts";
+export { diagnose, type Hypothesis } from "./diagnose.ts";
+export { verify } from "./verify.ts";
+export { probe, modelKind, type ModelKind, type ProbeOptions, type ProbedCase } from "./probe.ts";
+export { climb, ladder, fineTuneRecipe, TIERS, type Tier, type Candidate, type RepairOptions } from "./repair.ts";
+export { typeSignal, typeSignals } from "./signals.ts";
+export { pToE, CALIBRATORS, type Calibrator } from "./evalue.ts";
+export type { ExperimentProtocol } from "./protocol.ts";
+export { EventLog, parseEventLines, EVENT_SCHEMA_VERSION, type RunEvent, type Stage } from "./events.ts";
+export { buildReport } from "./report.ts";
