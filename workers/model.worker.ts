@@ -12,8 +12,8 @@ import {
 } from "../src/models/ort-model.ts";
 import { configureOrtWasm } from "../src/models/ort-env.browser.ts";
 import { droppedFiles, fetchFiles, webSessions } from "../src/models/ort-session.browser.ts";
-import type { FileSource } from "../src/models/session.ts";
-import { getSpec, inferSpec } from "../src/models/specs/index.ts";
+import { readJson, type FileSource } from "../src/models/session.ts";
+import { getSpec, inferSpec, isImageModel } from "../src/models/specs/index.ts";
 import type { TransformersModel } from "../src/models/transformers-backend.ts";
 
 /** What the page learns when the model worker starts: the engine it will use and a WASM self-test. */
@@ -148,16 +148,14 @@ async function loadTransformers(source: ModelSource, options: WorkerLoadOptions)
 
 async function inferHubSpec(id: string): Promise<ModelSpec> {
   const files = fetchFiles(`https://huggingface.co/${id}/resolve/main/`);
-  const json = async (path: string) =>
-    JSON.parse(new TextDecoder().decode(await files(path))) as Record<string, unknown>;
-  const config = await json("config.json");
-  const image = typeof config.image_token_index === "number";
+  const config = await readJson(files, "config.json");
+  const image = isImageModel(config);
   return inferSpec(
     id,
     id,
     config,
-    image ? await json("preprocessor_config.json") : undefined,
-    image ? await json("processor_config.json") : undefined,
+    image ? await readJson(files, "preprocessor_config.json") : undefined,
+    image ? await readJson(files, "processor_config.json") : undefined,
   );
 }
 

@@ -26,7 +26,7 @@ import {
   type Session,
   type SessionFactory,
 } from "./session.ts";
-import { inferSpec, textConfig, type TextConfig } from "./specs/infer.ts";
+import { inferSpec, isImageModel, onnxFiles, textConfig, type TextConfig } from "./specs/infer.ts";
 import { loadTextCodec, type TextCodec } from "./text.ts";
 
 /** Where a loaded model's attention comes from. */
@@ -132,7 +132,7 @@ export async function loadOrtModel(
     throw error;
   }
   const text = textConfig(config);
-  const imageModel = typeof config.image_token_index === "number" || typeof config.image_token_id === "number";
+  const imageModel = isImageModel(config);
   const [preprocessor, processor] = imageModel
     ? await Promise.all([
         readJson(files, "preprocessor_config.json"),
@@ -152,8 +152,8 @@ export async function loadOrtModel(
   const codec = await loadTextCodec(files, eos);
   checkSignal(options.signal, "loading");
 
-  const decoderPath = imageModel ? "onnx/decoder_model_merged.onnx" : "onnx/model.onnx";
-  const paths = imageModel ? ["onnx/vision_encoder.onnx", "onnx/embed_tokens.onnx", decoderPath] : [decoderPath];
+  const paths = onnxFiles(config);
+  const decoderPath = paths.at(-1)!;
   const total = paths.length + 1;
   let done = 0;
   const open = async (path: string, bytes?: Uint8Array) => {

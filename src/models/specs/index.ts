@@ -1,7 +1,7 @@
 import type { ModelSpec } from "../../core/model.ts";
 import { BUNDLED_SPECS } from "./bundled.ts";
 
-export { inferSpec, textConfig, onnxFiles, type TextConfig } from "./infer.ts";
+export { inferSpec, textConfig, onnxFiles, isImageModel, type TextConfig } from "./infer.ts";
 export { BUNDLED_SPECS } from "./bundled.ts";
 
 /**

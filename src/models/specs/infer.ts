@@ -59,14 +59,27 @@ export function textConfig(config: Json): TextConfig {
   };
 }
 
-/** The ONNX files of a folder in transformers.js's layout, by model kind. */
+/**
+ * The ONNX files of a folder in transformers.js's layout, by model kind; the
+ * decoder is always last.
+ *
+ * @example
+ * onnxFiles({ model_type: "gpt2" }) // → ["onnx/model.onnx"]
+ */
 export function onnxFiles(config: Json): string[] {
   return isImageModel(config)
     ? ["onnx/vision_encoder.onnx", "onnx/embed_tokens.onnx", "onnx/decoder_model_merged.onnx"]
     : ["onnx/model.onnx"];
 }
 
-function isImageModel(config: Json): boolean {
+/**
+ * Does this `config.json` describe an image-text model (one with an image
+ * token, in the llava multi-session layout)?
+ *
+ * @example
+ * isImageModel({ model_type: "llava", image_token_index: 4 }) // → true
+ */
+export function isImageModel(config: Json): boolean {
   return num(config.image_token_index) !== undefined || num(config.image_token_id) !== undefined;
 }
 
