@@ -41,6 +41,14 @@ describe("comparePaired", () => {
     ).toBe("mcnemar-newcombe");
   });
 
+  it("rejects a bad bootstrap option as its own, even when McNemar would run", () => {
+    expect(() => comparePaired(a, b, undefined, { seed: 0.5 })).toThrow(/^comparePaired\(\): seed must be an integer/);
+    expect(() => comparePaired(a, b, undefined, { replicates: 0 })).toThrow(/^comparePaired\(\): replicates must be/);
+    expect(() => comparePaired(a, b, undefined, { expanded: 1 as unknown as boolean })).toThrow(
+      /^comparePaired\(\): expanded must be true or false/,
+    );
+  });
+
   it("rejects runs of different lengths", () => {
     expect(() => comparePaired([1, 0], [1])).toThrow(/a and b must have the same length, got 2 and 1/);
   });

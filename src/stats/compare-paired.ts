@@ -1,17 +1,7 @@
 import { mcnemar } from "./mcnemar.ts";
 import { newcombePaired } from "./newcombe-paired.ts";
-import { pairedBootstrap, type BootstrapOptions } from "./paired-bootstrap.ts";
-import {
-  clusterIndex,
-  count,
-  finite,
-  hasSharedCluster,
-  isBinary,
-  numbers,
-  openUnit,
-  options,
-  sameLength,
-} from "./validate.ts";
+import { bootstrapSettings, pairedBootstrap, type BootstrapOptions } from "./paired-bootstrap.ts";
+import { clusterIndex, hasSharedCluster, isBinary, numbers, sameLength } from "./validate.ts";
 
 /** The verdict of a paired comparison of run B against run A on the same cases. */
 export interface Comparison {
@@ -62,15 +52,8 @@ export function comparePaired(
   const x = numbers(fn, "a", a, 1);
   const y = numbers(fn, "b", b, 1);
   sameLength(fn, "a", x.length, "b", y.length);
-  const o = options<CompareOptions>(fn, opts);
   // checked here so a bad option is reported as comparePaired's, whichever method runs
-  const confidence = openUnit(fn, "confidence", o.confidence ?? 0.95);
-  if (o.replicates !== undefined && count(fn, "replicates", o.replicates) < 1) {
-    throw new RangeError(`${fn}(): replicates must be at least 1, got ${o.replicates}`);
-  }
-  if (o.seed !== undefined && !Number.isInteger(finite(fn, "seed", o.seed))) {
-    throw new RangeError(`${fn}(): seed must be an integer, got ${o.seed}`);
-  }
+  const { confidence } = bootstrapSettings(fn, opts);
   const n = x.length;
   let sa = 0;
   let sb = 0;
@@ -114,7 +97,7 @@ export function comparePaired(
   }
   const diffs = new Float64Array(n);
   for (let i = 0; i < n; i++) diffs[i] = y[i]! - x[i]!;
-  const { lo, hi, p } = pairedBootstrap(diffs, clustered ? clusters : undefined, o);
+  const { lo, hi, p } = pairedBootstrap(diffs, clustered ? clusters : undefined, opts);
   return {
     n,
     a: meanA,

@@ -1,5 +1,5 @@
 import { normalCdf, tQuantile } from "./distributions.ts";
-import { drawIndex, rejectBelow, seededRng, type RandomGenerator } from "./rng.ts";
+import { checkSeed, drawIndex, rejectBelow, seededRng, type RandomGenerator } from "./rng.ts";
 import { clusterIndex, count, numbers, openUnit, options } from "./validate.ts";
 
 export interface BootstrapOptions {
@@ -23,6 +23,28 @@ export interface BootstrapResult {
   hi: number;
   /** Two-sided bootstrap p-value for "the mean difference is 0". */
   p: number;
+}
+
+/**
+ * The bootstrap options checked, with their defaults filled in; errors name `fn`, the
+ * public function the caller used. `comparePaired` checks them up front too, so a
+ * bad option is reported whichever method it ends up running.
+ *
+ * @example bootstrapSettings("pairedBootstrap", { seed: 3 }) // { replicates: 2000, seed: 3, confidence: 0.95, expanded: true }
+ */
+export function bootstrapSettings(
+  fn: string,
+  opts: unknown,
+): { replicates: number; seed: number; confidence: number; expanded: boolean } {
+  const o = options<BootstrapOptions>(fn, opts);
+  const replicates = count(fn, "replicates", o.replicates ?? 2000);
+  if (replicates < 1) throw new RangeError(`${fn}(): replicates must be at least 1, got ${replicates}`);
+  const confidence = openUnit(fn, "confidence", o.confidence ?? 0.95);
+  const seed = checkSeed(fn, o.seed ?? 0);
+  if (o.expanded !== undefined && typeof o.expanded !== "boolean") {
+    throw new TypeError(`${fn}(): expanded must be true or false, got ${typeof o.expanded}`);
+  }
+  return { replicates, seed, confidence, expanded: o.expanded ?? true };
 }
 
 // One replicate per call: small hot functions get optimised by the JIT as a whole.
@@ -96,11 +118,8 @@ export function pairedBootstrap(
 ): BootstrapResult {
   const fn = "pairedBootstrap";
   const d = numbers(fn, "diffs", diffs, 1);
-  const o = options<BootstrapOptions>(fn, opts);
-  const R = count(fn, "replicates", o.replicates ?? 2000);
-  if (R < 1) throw new RangeError(`${fn}(): replicates must be at least 1, got ${R}`);
-  const confidence = openUnit(fn, "confidence", o.confidence ?? 0.95);
-  const rng = seededRng(fn, o.seed ?? 0);
+  const { replicates: R, seed, confidence, expanded } = bootstrapSettings(fn, opts);
+  const rng = seededRng(fn, seed);
   const n = d.length;
   const means = new Float64Array(R);
 
@@ -125,10 +144,7 @@ export function pairedBootstrap(
     if (v >= 0) atLeastZero++;
   }
   means.sort();
-  if (o.expanded !== undefined && typeof o.expanded !== "boolean") {
-    throw new TypeError(`${fn}(): expanded must be true or false, got ${typeof o.expanded}`);
-  }
-  const tail = o.expanded === false ? (1 - confidence) / 2 : expandedTail(confidence, units);
+  const tail = expanded ? expandedTail(confidence, units) : (1 - confidence) / 2;
   return {
     lo: quantileSorted(means, tail),
     hi: quantileSorted(means, 1 - tail),

@@ -12,6 +12,13 @@ export type { RandomGenerator };
 const TWO_32 = 4294967296;
 const INV_TWO_32 = 1 / TWO_32;
 
+/** A seed: any finite integer (errors name `fn`, the public function the caller used). */
+export function checkSeed(fn: string, seed: unknown): number {
+  const v = finite(fn, "seed", seed);
+  if (!Number.isInteger(v)) throw new RangeError(`${fn}(): seed must be an integer, got ${v}`);
+  return v;
+}
+
 /**
  * A fresh generator for `seed` (any integer; it is taken modulo 2³²). pure-rand seeds
  * xoroshiro128+ by writing the seed straight into a mostly-constant state, so the first
@@ -19,9 +26,7 @@ const INV_TWO_32 = 1 / TWO_32;
  * 128 state updates) moves to a well-mixed state before any draw is used.
  */
 export function seededRng(fn: string, seed: number): RandomGenerator {
-  finite(fn, "seed", seed);
-  if (!Number.isInteger(seed)) throw new RangeError(`${fn}(): seed must be an integer, got ${seed}`);
-  const rng = xoroshiro128plus(seed);
+  const rng = xoroshiro128plus(checkSeed(fn, seed));
   rng.jump();
   return rng;
 }
