@@ -5,6 +5,7 @@
  */
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import { uniformInt } from "pure-rand/distribution/uniformInt";
+import { rankAverage } from "../stats/rank.ts";
 import type { SignalKind } from "./signals.ts";
 
 /** The effect measure used for a kind of signal, and its value under no association. */
@@ -29,13 +30,6 @@ export const EFFECTS: Record<
   },
 };
 
-/** Indices of the cases with a value (missing values are left out of every test and effect). */
-export function present(values: ArrayLike<number>): number[] {
-  const out: number[] = [];
-  for (let i = 0; i < values.length; i++) if (!Number.isNaN(values[i]!)) out.push(i);
-  return out;
-}
-
 /** Risk difference P(fail | x = 1) − P(fail | x = 0) over the rows `rows`; NaN when a group is empty. */
 export function riskDifference(x: ArrayLike<number>, failed: readonly boolean[], rows: readonly number[]): number {
   let n1 = 0,
@@ -54,24 +48,10 @@ export function riskDifference(x: ArrayLike<number>, failed: readonly boolean[],
   return n1 && n0 ? f1 / n1 - f0 / n0 : NaN;
 }
 
-/** Average ranks (ties share their mean rank) of `values`. */
-function ranks(values: readonly number[]): Float64Array {
-  const order = values.map((_, i) => i).sort((a, b) => values[a]! - values[b]!);
-  const r = new Float64Array(values.length);
-  let i = 0;
-  while (i < order.length) {
-    let j = i + 1;
-    while (j < order.length && values[order[j]!] === values[order[i]!]) j++;
-    for (let k = i; k < j; k++) r[order[k]!] = (i + j + 1) / 2;
-    i = j;
-  }
-  return r;
-}
-
 /** AUC = P(X_fail > X_pass) + ½·P(tie) over the rows `rows`; NaN when a class is empty. */
 export function auc(x: ArrayLike<number>, failed: readonly boolean[], rows: readonly number[]): number {
   const values = rows.map((i) => x[i]!);
-  const r = ranks(values);
+  const r = rankAverage(values).ranks;
   let nf = 0,
     rankSum = 0;
   rows.forEach((i, k) => {
@@ -86,8 +66,8 @@ export function auc(x: ArrayLike<number>, failed: readonly boolean[], rows: read
 
 /** Spearman ρ between the signal and the failure indicator over the rows `rows`; NaN when either is constant. */
 export function spearmanRho(x: ArrayLike<number>, failed: readonly boolean[], rows: readonly number[]): number {
-  const rx = ranks(rows.map((i) => x[i]!));
-  const ry = ranks(rows.map((i) => (failed[i] ? 1 : 0)));
+  const rx = rankAverage(rows.map((i) => x[i]!)).ranks;
+  const ry = rankAverage(rows.map((i) => (failed[i] ? 1 : 0))).ranks;
   const n = rows.length;
   const mean = (n + 1) / 2;
   let sxy = 0,
