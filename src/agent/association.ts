@@ -5,7 +5,7 @@
  * with its direction, and a cluster-bootstrap interval.
  */
 import { fisherExact, mannWhitneyU, spearman } from "../stats/index.ts";
-import { EFFECTS, bootstrapEffect, effectOf, present, type Interval } from "./effects.ts";
+import { EFFECTS, bootstrapEffect, effectOf, type Interval } from "./effects.ts";
 import { CALIBRATORS, type Calibrator } from "./evalue.ts";
 import type { SignalKind } from "./signals.ts";
 
@@ -140,9 +140,4 @@ export function associate(
     effect: { name: effectInfo.name, value, nullValue: effectInfo.nullValue, interval },
     observedDirection,
   };
-}
-
-/** Rows 0…n−1 where the signal has a value. */
-export function rowsWithValue(x: ArrayLike<number>): number[] {
-  return present(x);
 }
