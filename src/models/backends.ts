@@ -73,12 +73,22 @@ function pngOf(image: NonNullable<ModelInput["image"]>): Uint8Array {
 }
 
 /**
+ * What a black-box backend (an API, transformers.js generation) can give for
+ * a spec: answers, from images too when the model takes them — no internals.
+ *
+ * @example
+ * blackBoxCapabilities(getSpec("tiny-vlm")!) // → Set { "generate", "image" }
+ */
+export function blackBoxCapabilities(spec: ModelSpec): Set<Capability> {
+  return new Set<Capability>(spec.modalities.has("image") ? ["generate", "image"] : ["generate"]);
+}
+
+/**
  * The black-box backend: an OpenAI-compatible `/chat/completions` endpoint,
  * text and image inputs. It answers; it cannot show internals.
  */
 export function apiBackend(config: ApiConfig): Backend {
-  const provides = (spec: ModelSpec) =>
-    new Set<Capability>(spec.modalities.has("image") ? ["generate", "image"] : ["generate"]);
+  const provides = blackBoxCapabilities;
   return {
     kind: "api",
     provides,

@@ -7,8 +7,9 @@ import {
   type PreTrainedModel,
   type Tensor,
 } from "@huggingface/transformers";
-import { CapabilityError, type Capability } from "../core/capability.ts";
+import { CapabilityError } from "../core/capability.ts";
 import type { Backend, GenerateOptions, Model, ModelInput, ModelSpec, Trace } from "../core/model.ts";
+import { blackBoxCapabilities } from "./backends.ts";
 import { toRgb } from "./image.ts";
 
 /** How transformers.js should find and run models. Set `env` (local paths, remote loading) before loading. */
@@ -37,8 +38,7 @@ export interface TransformersBackend extends Omit<Backend, "load"> {
  * transformers.js's generate does not return decoder attention.
  */
 export function transformersBackend(config: TransformersConfig = {}): TransformersBackend {
-  const provides = (spec: ModelSpec) =>
-    new Set<Capability>(spec.modalities.has("image") ? ["generate", "image"] : ["generate"]);
+  const provides = blackBoxCapabilities;
   return {
     kind: "transformers",
     provides,
