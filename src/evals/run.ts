@@ -1,6 +1,5 @@
 import type { FailureCase, ImagePixels, Model, ModelInput, Progress } from "../core/index.ts";
-import { caseHash } from "../datasets/identity.ts";
-import { datasetVersion } from "../datasets/identity.ts";
+import { caseHash, datasetVersion } from "../datasets/identity.ts";
 import { sha256Hex } from "../datasets/hash.ts";
 import type { ItemRecord, RunRecord, Store } from "../store/types.ts";
 import { runChecks } from "./evaluator.ts";
@@ -85,7 +84,17 @@ function clusterValue(row: FailureCase, field: string): string | undefined {
  * @example trialSeed("run:pope-20261130T101500Z", "pope-random-0001", 2) // a fixed 32-bit integer
  */
 export function trialSeed(base: number | string, caseId: string, repeat: number): number {
-  return parseInt(sha256Hex(`${base}\u0000${caseId}\u0000${repeat}`).slice(0, 8), 16) | 0;
+  return hashSeed(base, caseId, repeat);
+}
+
+/**
+ * A 32-bit seed named by its parts, the same on every machine: the first 32
+ * bits of sha256 over the parts joined by NUL (so `("a", "bc")` ≠ `("ab", "c")`).
+ *
+ * @example hashSeed("calibrate", "run-1", "run-2", 3) // a fixed 32-bit integer
+ */
+export function hashSeed(...parts: (string | number)[]): number {
+  return parseInt(sha256Hex(parts.join("\u0000")).slice(0, 8), 16) | 0;
 }
 
 function stamp(d: Date): string {
@@ -438,7 +447,7 @@ export async function rescore(
   }
   const total = config.cases.length * config.repeats;
   await store.appendItems(id, rescored, { done: rescored.length, total, updatedAt: now().toISOString() });
-  const status = original.status === "finished" ? "finished" : original.status;
+  const status = original.status;
   const finishedAt = now().toISOString();
   const view = runView({ ...record, status, finishedAt }, rescored);
   const summary = summarize(view, evaluators);
