@@ -1,10 +1,11 @@
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
-import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import { detectableDrop, pairedSampleSize } from "../stats/index.ts";
-import { sha256Hex } from "../datasets/hash.ts";
+import { seededRng } from "../stats/rng.ts";
 import { pairedTest, sharedCases } from "./compare.ts";
 import { comparability } from "./fingerprint.ts";
 import { metricValue, type RunView } from "./run-view.ts";
+import { hashSeed } from "./run.ts";
+import { quantile } from "./summary.ts";
 import { PASS_METRIC } from "./types.ts";
 
 export interface CalibrateOptions {
@@ -53,17 +54,6 @@ export interface Calibration {
 }
 
 const AA_PASS = 0.95;
-
-function quantile(sorted: readonly number[], q: number): number {
-  const h = (sorted.length - 1) * q;
-  const i = Math.floor(h);
-  const lo = sorted[i]!;
-  return i + 1 >= sorted.length ? lo : lo + (h - i) * (sorted[i + 1]! - lo);
-}
-
-function seedOf(...parts: (string | number)[]): number {
-  return parseInt(sha256Hex(parts.join("\u0000")).slice(0, 8), 16) | 0;
-}
 
 /**
  * How much do an eval's numbers move on their own, and what tolerance can its
@@ -145,7 +135,7 @@ export function calibrate(runs: readonly RunView[], options: CalibrateOptions = 
   const rows: CalibrationRow[] = [];
   for (const r of tabulated) {
     if (!Number.isInteger(r) || r < 1) throw new RangeError(`calibrate: repeats ${r} must be a positive integer`);
-    const rng = xoroshiro128plus(seedOf("calibrate", ...[...ids].sort(), r));
+    const rng = seededRng("calibrate", hashSeed("calibrate", ...[...ids].sort(), r));
     const draw = () =>
       prob.map((p) => {
         let k = 0;
