@@ -154,6 +154,9 @@ describe("forward with capture", () => {
     expect(one.reductions.imageAttentionShare!.data.slice(H, 2 * H)).not.toEqual(
       up.reductions.imageAttentionShare!.data.slice(H, 2 * H),
     );
+    await expect(vlm.forward(input, { attentionBias: { positions: [9999], value: 1 } })).rejects.toThrow(
+      /attentionBias: position 9999 is outside 0…\d+/,
+    );
   });
 });
 

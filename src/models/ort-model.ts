@@ -338,16 +338,15 @@ export class OrtModel implements Model {
     const positions = bias ? (bias.positions === "image" ? imagePositions : bias.positions) : [];
     if (bias && bias.positions === "image" && imagePositions.length === 0)
       throw new Error("attentionBias on 'image' positions, but this input has no image tokens");
+    for (const p of positions)
+      if (!Number.isInteger(p) || p < 0 || p >= total)
+        throw new Error(`attentionBias: position ${p} is outside 0…${total - 1}`);
     names.forEach((name, layer) => {
       const data = new Float32Array(H * total);
       if (bias && (!bias.layers || bias.layers.includes(layer))) {
         for (let h = 0; h < H; h++) {
           if (bias.heads && !bias.heads.includes(h)) continue;
-          for (const p of positions) {
-            if (!Number.isInteger(p) || p < 0 || p >= total)
-              throw new Error(`attentionBias: position ${p} is outside 0…${total - 1}`);
-            data[h * total + p] = bias.value;
-          }
+          for (const p of positions) data[h * total + p] = bias.value;
         }
       }
       feeds[name] = f32(data, [1, H, 1, total]);
