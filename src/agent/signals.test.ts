@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { typeSignal, typeSignals } from "./signals.ts";
+import { codeValues, typeSignal, typeSignals } from "./signals.ts";
 
 describe("typeSignal: which test a column gets, or why none", () => {
   it("reads two-valued columns as binary, coding true/yes/1 as present", () => {
@@ -56,5 +56,16 @@ describe("typeSignal: which test a column gets, or why none", () => {
     expect(() => typeSignals({ ids: ["a", "b"], failed: [true, false], columns: new Map([["x", [1]]]) })).toThrow(
       /column 'x' has 1 values for 2 cases/,
     );
+  });
+});
+
+describe("codeValues: the one coding M2 (exploration) and M4 (sealed) share", () => {
+  it("codes a sealed column exactly as typeSignal coded the exploration column", () => {
+    const explore = ["yes", "no", "yes", "no", "no", "yes", "no", "yes", "no", "yes"];
+    const [s] = typeSignal("ok", explore).signals;
+    expect([...codeValues(explore, "binary", s!.level)]).toEqual([...s!.values]);
+    // Missing values stay missing in either split: a non-finite number is not the level's absence.
+    expect([...codeValues(["yes", " no ", "", null, NaN, "YES"], "binary", "yes")]).toEqual([1, 0, NaN, NaN, NaN, 0]);
+    expect([...codeValues([0.5, " 2 ", "x", true, Infinity, "0x10"], "numeric")]).toEqual([0.5, 2, NaN, NaN, NaN, NaN]);
   });
 });

@@ -70,6 +70,21 @@ function levelKey(value: unknown): string {
 }
 
 /**
+ * The numeric codes of a column for a signal of `kind`, the one coding M2 and
+ * M4 share so a sealed case is read exactly as an exploration case was:
+ * binary → 1 where the value is `level`, else 0; numeric/ordinal → the number.
+ * Missing or non-numeric values are NaN.
+ *
+ * Example: `codeValues(["yes", "no", ""], "binary", "yes")` → `[1, 0, NaN]`;
+ * `codeValues([0.5, "2", "x"], "numeric")` → `[0.5, 2, NaN]`.
+ */
+export function codeValues(values: readonly unknown[], kind: SignalKind, level?: string): Float64Array {
+  return kind === "binary"
+    ? Float64Array.from(values, (v) => (isMissing(v) ? NaN : levelKey(v) === level ? 1 : 0))
+    : Float64Array.from(values, (v) => (isMissing(v) ? NaN : (asNumber(v) ?? NaN)));
+}
+
+/**
  * Which test a column gets, or why it gets none.
  *
  * Rules, in order: a column of arrays/objects is not a scalar; fewer than two
@@ -123,7 +138,7 @@ export function typeSignal(
           kind: "binary",
           level,
           tags,
-          values: Float64Array.from(values, (v) => (isMissing(v) ? NaN : levelKey(v) === level ? 1 : 0)),
+          values: codeValues(values, "binary", level),
         },
       ],
       untestable: [],
@@ -142,7 +157,7 @@ export function typeSignal(
           column,
           kind,
           tags,
-          values: Float64Array.from(values, (v) => (isMissing(v) ? NaN : asNumber(v)!)),
+          values: codeValues(values, kind),
         },
       ],
       untestable: [],
@@ -166,7 +181,7 @@ export function typeSignal(
       kind: "binary",
       level,
       tags,
-      values: Float64Array.from(values, (v) => (isMissing(v) ? NaN : levelKey(v) === level ? 1 : 0)),
+      values: codeValues(values, "binary", level),
     });
   }
   return { signals, untestable };

@@ -11,7 +11,7 @@ import type { Calibrator } from "./evalue.ts";
 import type { EventLog } from "./events.ts";
 import { consistency, type Judge } from "./judge.ts";
 import type { ConsistencyVerdict, ExperimentProtocol } from "./protocol.ts";
-import type { CaseTable } from "./signals.ts";
+import { codeValues, type CaseTable } from "./signals.ts";
 
 export type Verdict = "SUPPORTED" | "REFUTED" | "INCONCLUSIVE";
 
@@ -28,20 +28,7 @@ export interface VerifiedHypothesis {
 function sealedValues(h: Hypothesis, table: CaseTable): Float64Array {
   const column = table.columns.get(h.column);
   if (!column) return new Float64Array(table.ids.length).fill(NaN);
-  if (h.kind === "binary") {
-    const level = h.level ?? "true";
-    return Float64Array.from(column, (v) =>
-      v === null || v === undefined || (typeof v === "string" && v.trim() === "")
-        ? NaN
-        : (typeof v === "string" ? v.trim() : String(v)) === level
-          ? 1
-          : 0,
-    );
-  }
-  return Float64Array.from(column, (v) => {
-    const x = typeof v === "number" ? v : typeof v === "string" && v.trim() !== "" ? Number(v) : NaN;
-    return Number.isFinite(x) ? x : NaN;
-  });
+  return codeValues(column, h.kind, h.level ?? "true");
 }
 
 /**
