@@ -252,6 +252,16 @@ describe("eval logs", () => {
     expect(r.problems.map((p) => p.line)).toEqual([3]);
   });
 
+  it("an explicit format reads a tool's log whatever the file is called", async () => {
+    const inspect = await importDataset(fixture("inspect-pope.json"), { name: "log.txt", format: "inspect", images });
+    expect(inspect).toEqual(await importDataset(fixture("inspect-pope.json"), { name: "inspect-pope.json", images }));
+    const promptfoo = await importDataset(fixture("promptfoo-results.json"), { format: "promptfoo" });
+    expect(promptfoo).toEqual(await importDataset(fixture("promptfoo-results.json"), { name: "results.json" }));
+    await expect(importDataset(fixture("promptfoo-results.json"), { format: "inspect" })).rejects.toThrow(
+      /not an Inspect AI eval log/,
+    );
+  });
+
   it("a JSON file that is neither tool's log cannot be read; format detection follows names and bytes", async () => {
     await expect(importDataset('{"hello": 1}', { name: "x.json" })).rejects.toThrow(/not a promptfoo result file/);
     await expect(importDataset("{broken", { name: "x.json" })).rejects.toBeInstanceOf(UnreadableFileError);

@@ -111,10 +111,10 @@ export async function* importStream(
     },
   };
   let format = options.format ?? detectFormat(options.name, head);
-  if (format === "json") {
-    const bytes = await readAll(replay);
-    const parsed = parseJsonFile(bytes);
-    format = isInspect(parsed) ? "inspect" : "promptfoo";
+  if (format === "json" || format === "inspect" || format === "promptfoo") {
+    const parsed = parseJsonFile(await readAll(replay));
+    // A bare `.json` says which tool wrote it only in its content.
+    if (format === "json") format = isInspect(parsed) ? "inspect" : "promptfoo";
     onFormat?.(format);
     yield* finish(rowsToBatch(format === "inspect" ? inspectRows(parsed) : promptfooRows(parsed), options), options);
     return;
@@ -130,12 +130,6 @@ export async function* importStream(
       return;
     case "parquet":
       yield* finish(one(await parquetBatch(await readAll(replay), options)), options);
-      return;
-    case "inspect":
-      yield* finish(rowsToBatch(inspectRows(parseJsonFile(await readAll(replay))), options), options);
-      return;
-    case "promptfoo":
-      yield* finish(rowsToBatch(promptfooRows(parseJsonFile(await readAll(replay))), options), options);
       return;
   }
 }
