@@ -74,7 +74,8 @@ export async function runDemoCases(
 /** The largest absolute difference between two runs' reductions, per reduction (ids and texts must match exactly; throws otherwise). */
 export function demoDifferences(a: readonly DemoResult[], b: readonly DemoResult[]): Record<string, number> {
   const worst: Record<string, number> = {};
-  if (a.length !== b.length) throw new Error(`compareDemoResults: ${a.length} results vs ${b.length}`);
+  if (a.length !== b.length)
+    throw new Error(`demoDifferences: ${a.length} results vs ${b.length}: run both sides on the same cases`);
   a.forEach((x, i) => {
     const y = b[i]!;
     if (x.id !== y.id || x.ids.join() !== y.ids.join() || x.tokenIds.join() !== y.tokenIds.join())

@@ -1,15 +1,11 @@
 import type { CaptureOptions, ModelInput, Reduction, Trace } from "../../core/model.ts";
+import { PARITY_REDUCTIONS } from "../demo-run.ts";
 
-/** The capture measured by the benchmark: every attention and logit reduction except the full tensor. */
-export const BENCH_REDUCTIONS: readonly Reduction[] = [
-  "imageAttentionShare",
-  "attentionEntropy",
-  "sinkMass",
-  "imageAttentionMap",
-  "rollout",
-  "tokenEntropy",
-  "tokenLogprob",
-];
+/**
+ * The capture measured by the benchmark: the parity reductions except the
+ * logit lens (a second session, not capture on the same graph).
+ */
+export const BENCH_REDUCTIONS: readonly Reduction[] = PARITY_REDUCTIONS.filter((r) => r !== "logitLens");
 
 /** Median of a list of numbers. */
 export function median(values: readonly number[]): number {
