@@ -8,7 +8,7 @@ import { judge } from "./evaluators/judge.ts";
 import { regex } from "./evaluators/regex.ts";
 import { yesNo } from "./evaluators/yes-no.ts";
 import type { GateInit } from "./gate.ts";
-import { openAICompatibleJudge, type Judge, type JudgeCache } from "./judge.ts";
+import { openAICompatibleJudge, type Judge, type JudgeCache, type OpenAIJudgeOptions } from "./judge.ts";
 import type { GenerationSettings } from "./run.ts";
 import type { Evaluator } from "./types.ts";
 
@@ -99,7 +99,7 @@ export function parseEvalConfig(json: unknown): EvalConfig {
   return c as unknown as EvalConfig;
 }
 
-function str(spec: Record<string, unknown>, key: string, required: boolean): string | undefined {
+function str(spec: Readonly<Record<string, unknown>>, key: string, required: boolean): string | undefined {
   const v = spec[key];
   if (v === undefined && !required) return undefined;
   if (typeof v !== "string") fail(`${String(spec["type"])}.${key}`, "a string", v);
@@ -115,6 +115,19 @@ function strings(spec: Record<string, unknown>, key: string): string[] | undefin
 }
 
 /**
+ * The OpenAI-compatible judge a `{ "type": "judge", "baseUrl", "model" }`
+ * entry names; a missing `baseUrl` or `model` is refused by name.
+ *
+ * @example judgeFromSpec({ type: "judge", baseUrl: "http://localhost:8000/v1", model: "qwen" }, { apiKey })
+ */
+export function judgeFromSpec(
+  spec: Readonly<Record<string, unknown>>,
+  options: Pick<OpenAIJudgeOptions, "apiKey"> = {},
+): Judge {
+  return openAICompatibleJudge({ baseUrl: str(spec, "baseUrl", true)!, model: str(spec, "model", true)!, ...options });
+}
+
+/**
  * The evaluators an eval config names. `judge` entries need an endpoint
  * (`baseUrl`, `model`); `judgeFor` builds their Judge (the CLI injects one
  * that reads the API key from EVALRX_JUDGE_KEY); `judgeCache` keeps their verdicts (the CLI's lives in its store).
@@ -123,8 +136,7 @@ function strings(spec: Record<string, unknown>, key: string): string[] | undefin
  */
 export function buildEvaluators(
   specs: readonly EvaluatorSpec[],
-  judgeFor: (spec: Readonly<Record<string, unknown>>) => Judge = (spec) =>
-    openAICompatibleJudge({ baseUrl: str(spec, "baseUrl", true)!, model: str(spec, "model", true)! }),
+  judgeFor: (spec: Readonly<Record<string, unknown>>) => Judge = (spec) => judgeFromSpec(spec),
   judgeCache?: JudgeCache,
 ): Evaluator[] {
   return specs.map((raw) => {

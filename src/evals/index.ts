@@ -76,4 +76,4 @@ export {
   type PowerResult,
 } from "./calibrate.ts";
 export { syntheticRun, pairedTable, type SyntheticCase, type SyntheticRun } from "./synthetic.ts";
-export { parseEvalConfig, buildEvaluators, type EvalConfig, type EvaluatorSpec } from "./config.ts";
+export { parseEvalConfig, buildEvaluators, judgeFromSpec, type EvalConfig, type EvaluatorSpec } from "./config.ts";

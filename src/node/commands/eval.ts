@@ -7,7 +7,7 @@ import {
   buildEvaluators,
   formatSummary,
   gate,
-  openAICompatibleJudge,
+  judgeFromSpec,
   parseEvalConfig,
   resolveBaseline,
   runEval,
@@ -58,12 +58,7 @@ export const command: Command = {
     const storeDir = values.store ?? DEFAULT_STORE;
     const evaluators = buildEvaluators(
       config.evaluators,
-      (spec) =>
-        openAICompatibleJudge({
-          baseUrl: String(spec["baseUrl"] ?? ""),
-          model: String(spec["model"] ?? ""),
-          ...(process.env["EVALRX_JUDGE_KEY"] ? { apiKey: process.env["EVALRX_JUDGE_KEY"] } : {}),
-        }),
+      (spec) => judgeFromSpec(spec, process.env["EVALRX_JUDGE_KEY"] ? { apiKey: process.env["EVALRX_JUDGE_KEY"] } : {}),
       fileJudgeCache(join(storeDir, "judge-cache.jsonl")),
     );
     const metrics = [PASS_METRIC, ...evaluators.map((e) => e.name)];
