@@ -54,6 +54,34 @@ export function pairsOption(name: string, values: readonly string[] | undefined,
   return { bare, pairs };
 }
 
+/**
+ * The gated metrics and their tolerances from `--tolerance T` and repeatable
+ * `--metric NAME[=TOL]` (gate and compare read them alike): `--tolerance` is
+ * the pass rate's and any bare `--metric`'s; `--metric NAME=TOL` gives NAME its own.
+ *
+ * @example metricTolerances(0.03, ["yesNo=0.05"]) // { tolerance: { yesNo: 0.05, pass: 0.03 }, metrics: ["yesNo", "pass"] }
+ */
+export function metricTolerances(
+  tolerance: number | undefined,
+  metricArgs: readonly string[] | undefined,
+): { tolerance?: number | Record<string, number>; metrics: string[] } {
+  const { bare, pairs } = pairsOption("metric", metricArgs, "pass=0.03");
+  const metrics = [...bare, ...Object.keys(pairs)];
+  if (!Object.keys(pairs).length) return { ...(tolerance !== undefined ? { tolerance } : {}), metrics };
+  const perMetric: Record<string, number> = { ...pairs };
+  for (const m of bare) {
+    if (tolerance === undefined)
+      throw new Error(`--metric ${m} has no tolerance; write --metric ${m}=0.03 or add --tolerance`);
+    perMetric[m] = tolerance;
+  }
+  if (tolerance !== undefined && !bare.length && perMetric["pass"] === undefined) {
+    perMetric["pass"] = tolerance;
+    metrics.push("pass");
+  }
+  return { tolerance: perMetric, metrics };
+}
+
+/** The file store a command reads and writes: `--store DIR`, default `.evalrx/`. */
 export async function openStore(dir: string | undefined): Promise<FileStore> {
   return FileStore.open(dir ?? DEFAULT_STORE);
 }

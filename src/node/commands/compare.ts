@@ -1,6 +1,6 @@
 import { compare, describeTest as describe } from "../../evals/index.ts";
 import type { Command } from "../cli.ts";
-import { numberOption, openStore, pairsOption, parseCommandArgs, readRun } from "../eval-runs.ts";
+import { metricTolerances, numberOption, openStore, parseCommandArgs, readRun } from "../eval-runs.ts";
 
 const usage = `evalrx compare <a> <b> [--tolerance 0.03] [--metric pass=0.03 ...] [--alpha 0.05] [--strict] [--store DIR] [--json]
 
@@ -27,16 +27,13 @@ export const command: Command = {
     );
     if (positionals.length !== 2) throw new Error(`expected two runs (baseline, candidate), got ${positionals.length}`);
     const tolerance = numberOption("tolerance", values.tolerance, "0.03");
-    const metrics = pairsOption("metric", values.metric, "pass=0.03");
-    const perMetric = Object.keys(metrics.pairs).length ? { ...metrics.pairs } : undefined;
-    if (perMetric) for (const m of metrics.bare) if (tolerance !== undefined) perMetric[m] = tolerance;
+    const gated = metricTolerances(tolerance, values.metric);
     const store = await openStore(values.store);
     const a = await readRun(store, positionals[0]!);
     const b = await readRun(store, positionals[1]!);
-    const gatedNames = [...metrics.bare, ...Object.keys(metrics.pairs)];
     const result = compare(a, b, {
-      ...((perMetric ?? tolerance) !== undefined ? { tolerance: (perMetric ?? tolerance)! } : {}),
-      ...(gatedNames.length ? { metrics: gatedNames } : {}),
+      ...(gated.tolerance !== undefined ? { tolerance: gated.tolerance } : {}),
+      ...(gated.metrics.length ? { metrics: gated.metrics } : {}),
       ...(values.alpha !== undefined ? { alpha: numberOption("alpha", values.alpha, "0.05")! } : {}),
       ...(values.bootstrap !== undefined ? { bootstrap: numberOption("bootstrap", values.bootstrap, "2000")! } : {}),
       strict: values.strict ?? false,

@@ -1,6 +1,14 @@
 import { Gate, gate, type GateInit, type GateResult } from "../../evals/index.ts";
 import type { Command } from "../cli.ts";
-import { numberOption, openStore, pairsOption, parseCommandArgs, readBaseline, readRun } from "../eval-runs.ts";
+import {
+  metricTolerances,
+  numberOption,
+  openStore,
+  pairsOption,
+  parseCommandArgs,
+  readBaseline,
+  readRun,
+} from "../eval-runs.ts";
 
 const usage = `evalrx gate <run> [--baseline <run|latest>] [--tolerance 0.03] [--metric pass=0.03 ...]
                    [--threshold 0.8 | --threshold yesNo=0.8 ...] [--strict] [--must-pass-tag critical|none]
@@ -48,7 +56,6 @@ export const command: Command = {
     if (positionals.length !== 1)
       throw new Error(`expected one run, got ${positionals.length}; usage: ${usage.split("\n")[0]}`);
     const tolerance = numberOption("tolerance", values.tolerance, "0.03");
-    const metrics = pairsOption("metric", values.metric, "pass=0.03");
     const thresholds = pairsOption("threshold", values.threshold, "0.8");
     if (thresholds.bare.length > 1)
       throw new Error("--threshold without a metric name is the pass rate's; give it once");
@@ -59,22 +66,7 @@ export const command: Command = {
             ...thresholds.pairs,
           }
         : undefined;
-    const gated = [...metrics.bare, ...Object.keys(metrics.pairs)];
-    // --tolerance is the pass rate's (and any bare --metric's); --metric NAME=TOL gives NAME its own.
-    let tol: GateInit["tolerance"] = tolerance;
-    if (Object.keys(metrics.pairs).length) {
-      const perMetric: Record<string, number> = { ...metrics.pairs };
-      for (const m of metrics.bare) {
-        if (tolerance === undefined)
-          throw new Error(`--metric ${m} has no tolerance; write --metric ${m}=0.03 or add --tolerance`);
-        perMetric[m] = tolerance;
-      }
-      if (tolerance !== undefined && !metrics.bare.length && perMetric["pass"] === undefined) {
-        perMetric["pass"] = tolerance;
-        gated.push("pass");
-      }
-      tol = perMetric;
-    }
+    const { tolerance: tol, metrics: gated } = metricTolerances(tolerance, values.metric);
     if (values.baseline === undefined && tol !== undefined)
       throw new Error("a tolerance needs a baseline to compare with: add --baseline <run|latest>");
     const mustPass = values["must-pass-tag"];
