@@ -2,14 +2,7 @@ import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import {
-  IMPORT_FORMATS,
-  importStream,
-  ingest,
-  type ColumnMapping,
-  type ImportFormat,
-  type Problem,
-} from "../../datasets/index.ts";
+import { IMPORT_FORMATS, importStream, ingest, type ImportFormat, type Problem } from "../../datasets/index.ts";
 import { FileStore } from "../../store/files.node.ts";
 import type { Command } from "../cli.ts";
 
@@ -76,11 +69,18 @@ function parseFormat(value: string | undefined): ImportFormat | undefined {
   return value as ImportFormat;
 }
 
-function mappingOf(values: Record<string, unknown>): ColumnMapping {
+/** What both sub-commands read the file as: its name, the format and column mapping given, the delimiter. */
+function readOptions(file: string, values: Record<string, unknown>) {
+  const format = parseFormat(values.format as string | undefined);
   const mapping: Record<string, string> = {};
   for (const key of ["id", "input", "image", "expected", "label", "cluster", "split"])
     if (typeof values[key] === "string") mapping[key] = values[key] as string;
-  return mapping;
+  return {
+    name: basename(file),
+    ...(format && { format }),
+    mapping,
+    ...(typeof values.delimiter === "string" && { delimiter: values.delimiter }),
+  };
 }
 
 function printProblems(problems: readonly Problem[]) {
@@ -90,19 +90,13 @@ function printProblems(problems: readonly Problem[]) {
 async function check(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, options, allowPositionals: true });
   const file = await requireFile(positionals[0]);
-  const format = parseFormat(values.format);
+  const read = readOptions(file, values);
   let valid = 0;
   const problems: Problem[] = [];
   let detected: ImportFormat | undefined;
   const stream = importStream(
     createReadStream(file),
-    {
-      name: basename(file),
-      ...(format && { format }),
-      mapping: mappingOf(values),
-      ...(values.delimiter !== undefined && { delimiter: values.delimiter }),
-      images: { read: imageReader(file) },
-    },
+    { ...read, images: { read: imageReader(file) } },
     (f) => (detected = f),
   );
   for await (const batch of stream) {
@@ -123,16 +117,13 @@ async function check(args: string[]): Promise<number> {
 async function importFile(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, options, allowPositionals: true });
   const file = await requireFile(positionals[0]);
-  const format = parseFormat(values.format);
+  const read = readOptions(file, values);
   const store = await FileStore.open(values.store ?? ".evalrx");
   const datasetId = values.dataset ?? basename(file).replace(/\.[^.]+$/, "");
   try {
     const result = await ingest(store, createReadStream(file), {
+      ...read,
       datasetId,
-      name: basename(file),
-      ...(format && { format }),
-      mapping: mappingOf(values),
-      ...(values.delimiter !== undefined && { delimiter: values.delimiter }),
       readImage: imageReader(file),
     });
     console.log(`dataset ${result.dataset.id} version ${result.dataset.version}`);
