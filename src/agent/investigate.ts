@@ -11,7 +11,7 @@ import type { Report } from "../report/schema.ts";
 import type { Store } from "../store/index.ts";
 import { EventLog, type RunEvent } from "./events.ts";
 import type { Judge } from "./judge.ts";
-import { runLoop, type LoopResult } from "./loop.ts";
+import { runLoop, timed, type LoopResult } from "./loop.ts";
 import { probe, type ProbedCase } from "./probe.ts";
 import { tagsOf, type ExperimentProtocol } from "./protocol.ts";
 import {
@@ -128,14 +128,6 @@ const SIGNAL_TAGS = new Map<string, readonly string[]>([
   ["logprob", ["uncertainty"]],
   ["promptContrast", ["prompt"]],
 ]);
-
-async function timed<T>(log: EventLog, stage: "M1" | "M5", fn: () => Promise<T>): Promise<T> {
-  log.append(stage, "stage.started", { stage });
-  const t0 = performance.now();
-  const out = await fn();
-  log.append(stage, "stage.finished", { stage, ms: Math.round(performance.now() - t0) });
-  return out;
-}
 
 /**
  * Runs M1 → M5 and returns the report with its events.

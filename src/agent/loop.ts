@@ -8,7 +8,7 @@ import { holdout } from "../datasets/select.ts";
 import type { FailureCase } from "../core/index.ts";
 import { diagnose, type Hypothesis } from "./diagnose.ts";
 import type { Calibrator } from "./evalue.ts";
-import type { EventLog } from "./events.ts";
+import type { EventLog, Stage } from "./events.ts";
 import { explore, type SignalFinding } from "./explore.ts";
 import { compareLayers } from "./layers.ts";
 import type { Judge } from "./judge.ts";
@@ -67,7 +67,15 @@ export function splitTable(
   return { explore: split.explore.map((c) => c.index), sealed: split.sealed.map((c) => c.index), salt };
 }
 
-async function timed<T>(log: EventLog, stage: "M2" | "M3" | "M4", fn: () => T | Promise<T>): Promise<T> {
+/**
+ * Runs one stage between `stage.started` and `stage.finished` (with its wall time in ms): the report's per-stage timing.
+ * Example: `await timed(log, "M2", () => explore(…))` logs `{ stage: "M2", ms: 812 }` when it returns.
+ */
+export async function timed<T>(
+  log: EventLog,
+  stage: Exclude<Stage, "setup" | "report">,
+  fn: () => T | Promise<T>,
+): Promise<T> {
   log.append(stage, "stage.started", { stage });
   const t0 = performance.now();
   const out = await fn();
