@@ -15,6 +15,7 @@ import {
 import { openAICompatibleJudge } from "../../evals/judge.ts";
 import { writeReportFiles } from "../../report/write.node.ts";
 import type { Command } from "../cli.ts";
+import { numberOption } from "../eval-runs.ts";
 import { codeVersion } from "./version.ts";
 
 const usage = `evalrx explore <file> [--label COL] [--id COL] [--cluster COL] [--signals a,b,c] [-q "..."]
@@ -88,12 +89,6 @@ export const command: Command = {
     });
     const file = positionals[0];
     if (!file) throw new Error(`which eval log? Usage:\n${usage}`);
-    const num = (name: string, text: string | undefined, fallback: number) => {
-      if (text === undefined) return fallback;
-      const x = Number(text);
-      if (!Number.isFinite(x)) throw new Error(`--${name} ${JSON.stringify(text)} is not a number`);
-      return x;
-    };
     const mapping: ColumnMapping = {
       ...(values.label ? { label: values.label } : {}),
       ...(values.id ? { id: values.id } : {}),
@@ -114,9 +109,9 @@ export const command: Command = {
       : undefined;
     const { report, events } = await exploreCases(imported.cases, {
       question: values.question ?? DEFAULT_QUESTION,
-      holdout: num("holdout", values.holdout, 0.4),
-      seed: num("seed", values.seed, 1),
-      alpha: num("alpha", values.alpha, 0.05),
+      holdout: numberOption("holdout", values.holdout, "0.4") ?? 0.4,
+      seed: numberOption("seed", values.seed, "1") ?? 1,
+      alpha: numberOption("alpha", values.alpha, "0.05") ?? 0.05,
       source: basename(file),
       labelColumn,
       signals: values.signals

@@ -13,6 +13,7 @@ import { toRgb } from "../../models/image.ts";
 import { writeReportFiles } from "../../report/write.node.ts";
 import { FileStore } from "../../store/files.node.ts";
 import type { Command } from "../cli.ts";
+import { numberOption } from "../eval-runs.ts";
 import { codeVersion } from "./version.ts";
 
 const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/pope.jsonl] [-q "What predicts the hallucinations?"]
@@ -76,16 +77,10 @@ export const command: Command = {
         "judge-model": { type: "string" },
       },
     });
-    const num = (name: string, text: string | undefined, fallback: number) => {
-      if (text === undefined) return fallback;
-      const x = Number(text);
-      if (!Number.isFinite(x)) throw new Error(`--${name} ${JSON.stringify(text)} is not a number`);
-      return x;
-    };
     const maxTier = (values["max-tier"] ?? "L3b") as Tier | "none";
     if (maxTier !== "none" && !TIERS.includes(maxTier))
       throw new Error(`--max-tier '${maxTier}' must be one of ${TIERS.join(", ")} or none`);
-    const seed = num("seed", values.seed, 1);
+    const seed = numberOption("seed", values.seed, "1") ?? 1;
     const out = resolve(values.out ?? ".evalrx/investigate");
     const say = (line: string) => (values.json ? console.error(line) : console.log(line));
 
@@ -97,7 +92,7 @@ export const command: Command = {
         `--data ${dataPath}: no valid case (${imported.problems.length} bad rows; first: ${imported.problems[0]?.reason ?? "—"})`,
       );
     const sampleText = values.sample ?? "all";
-    const sample = sampleText === "all" ? undefined : num("sample", sampleText, 0);
+    const sample = sampleText === "all" ? undefined : numberOption("sample", sampleText, "240");
     const cases = sample === undefined ? imported.cases : select(imported.cases, { sample });
     const sampled =
       cases.length < imported.cases.length
@@ -148,7 +143,7 @@ export const command: Command = {
       decodeImage: rgba,
       protocol: { question: values.question ?? "What predicts the hallucinations?" },
       runId,
-      holdout: num("holdout", values.holdout, 0.4),
+      holdout: numberOption("holdout", values.holdout, "0.4") ?? 0.4,
       seed,
       alpha: 0.05,
       maxTier,
