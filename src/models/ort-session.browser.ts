@@ -1,5 +1,5 @@
 import * as ort from "onnxruntime-web/webgpu";
-import { MissingFileError, type FileSource, type PlainTensor, type Session, type SessionFactory } from "./session.ts";
+import { MissingFileError, wrapOrtSession, type FileSource, type SessionFactory } from "./session.ts";
 
 /**
  * Sessions on onnxruntime-web (the asyncify build transformers.js uses too),
@@ -13,21 +13,7 @@ import { MissingFileError, type FileSource, type PlainTensor, type Session, type
 export function webSessions(device: "webgpu" | "wasm"): SessionFactory {
   return async (bytes) => {
     const session = await ort.InferenceSession.create(bytes, { executionProviders: [device] });
-    return {
-      inputNames: session.inputNames,
-      outputNames: session.outputNames,
-      async run(feeds, fetches) {
-        const ortFeeds: Record<string, ort.Tensor> = {};
-        for (const [name, t] of Object.entries(feeds))
-          if (session.inputNames.includes(name)) ortFeeds[name] = new ort.Tensor(t.type, t.data as never, t.dims);
-        const out = fetches ? await session.run(ortFeeds, [...fetches]) : await session.run(ortFeeds);
-        const result: Record<string, PlainTensor> = {};
-        for (const [name, t] of Object.entries(out))
-          result[name] = { type: t.type as PlainTensor["type"], data: t.data as PlainTensor["data"], dims: t.dims };
-        return result;
-      },
-      release: () => session.release(),
-    } satisfies Session;
+    return wrapOrtSession(session, (t) => new ort.Tensor(t.type, t.data as never, t.dims));
   };
 }
 

@@ -1,37 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import * as ort from "onnxruntime-node";
-import { MissingFileError, type FileSource, type PlainTensor, type Session, type SessionFactory } from "./session.ts";
-
-/** Converts between the core's plain tensors and one ONNX Runtime build's `Tensor` class. */
-export function tensorAdapter(T: typeof ort.Tensor) {
-  return {
-    toOrt: (t: PlainTensor) => new T(t.type, t.data as never, t.dims),
-    fromOrt: (t: ort.Tensor): PlainTensor => ({
-      type: t.type as PlainTensor["type"],
-      data: t.data as PlainTensor["data"],
-      dims: t.dims,
-    }),
-  };
-}
-
-/** Wraps an ONNX Runtime session (node or web) as the core's `Session`. */
-export function wrapSession(session: ort.InferenceSession, T: typeof ort.Tensor): Session {
-  const { toOrt, fromOrt } = tensorAdapter(T);
-  return {
-    inputNames: session.inputNames,
-    outputNames: session.outputNames,
-    async run(feeds, fetches) {
-      const ortFeeds: Record<string, ort.Tensor> = {};
-      for (const [name, t] of Object.entries(feeds)) if (session.inputNames.includes(name)) ortFeeds[name] = toOrt(t);
-      const out = fetches ? await session.run(ortFeeds, [...fetches]) : await session.run(ortFeeds);
-      const result: Record<string, PlainTensor> = {};
-      for (const [name, t] of Object.entries(out)) result[name] = fromOrt(t);
-      return result;
-    },
-    release: () => session.release(),
-  };
-}
+import { MissingFileError, wrapOrtSession, type FileSource, type SessionFactory } from "./session.ts";
 
 /**
  * Sessions on onnxruntime-node (CPU). Graph optimisation stays at ONNX
@@ -43,7 +13,7 @@ export function wrapSession(session: ort.InferenceSession, T: typeof ort.Tensor)
  */
 export const nodeSessions: SessionFactory = async (bytes) => {
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ["cpu"], intraOpNumThreads: 1 });
-  return wrapSession(session, ort.Tensor);
+  return wrapOrtSession(session, (t) => new ort.Tensor(t.type, t.data as never, t.dims));
 };
 
 /**

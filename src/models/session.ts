@@ -26,6 +26,50 @@ export interface SessionOptions {
   readonly name: string;
 }
 
+/** The part of an ONNX Runtime `Tensor` that `wrapOrtSession` reads back. */
+export interface OrtTensorLike {
+  readonly type: string;
+  readonly data: unknown;
+  readonly dims: readonly number[];
+}
+
+/** The part of an ONNX Runtime session (onnxruntime-node or -web: the same API) that `wrapOrtSession` uses. */
+export interface OrtSessionLike<T extends OrtTensorLike> {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  run(feeds: Record<string, T>, fetches: string[]): Promise<Record<string, T>>;
+  run(feeds: Record<string, T>): Promise<Record<string, T>>;
+  release(): Promise<void>;
+}
+
+/**
+ * Wraps an ONNX Runtime session as the core's `Session`: feeds the graph does
+ * not take are dropped, plain tensors become the build's own `Tensor` through
+ * `toOrt`, and its outputs are read back as plain tensors.
+ *
+ * @example
+ * wrapOrtSession(await ort.InferenceSession.create(bytes), (t) => new ort.Tensor(t.type, t.data, t.dims))
+ */
+export function wrapOrtSession<T extends OrtTensorLike>(
+  session: OrtSessionLike<T>,
+  toOrt: (t: PlainTensor) => T,
+): Session {
+  return {
+    inputNames: session.inputNames,
+    outputNames: session.outputNames,
+    async run(feeds, fetches) {
+      const ortFeeds: Record<string, T> = {};
+      for (const [name, t] of Object.entries(feeds)) if (session.inputNames.includes(name)) ortFeeds[name] = toOrt(t);
+      const out = fetches ? await session.run(ortFeeds, [...fetches]) : await session.run(ortFeeds);
+      const result: Record<string, PlainTensor> = {};
+      for (const [name, t] of Object.entries(out))
+        result[name] = { type: t.type as PlainTensor["type"], data: t.data as PlainTensor["data"], dims: t.dims };
+      return result;
+    },
+    release: () => session.release(),
+  };
+}
+
 /** Creates a session from model bytes. */
 export type SessionFactory = (bytes: Uint8Array, options: SessionOptions) => Promise<Session>;
 
