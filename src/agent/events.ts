@@ -114,21 +114,15 @@ export function toJsonSafe(value: unknown): unknown {
  */
 export function parseEventLines(text: string): RunEvent[] {
   const events: RunEvent[] = [];
-  text.split("\n").forEach((line, i) => {
+  const lines = text.split("\n");
+  lines.forEach((line, i) => {
     if (!line.trim()) return;
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
     } catch {
       // A process killed mid-write leaves a torn last line; anything earlier is corruption.
-      if (
-        i === text.split("\n").length - 1 ||
-        text
-          .split("\n")
-          .slice(i + 1)
-          .every((l) => !l.trim())
-      )
-        return;
+      if (lines.slice(i + 1).every((l) => !l.trim())) return;
       throw new Error(`events.jsonl line ${i + 1}: not JSON; the log is corrupt (delete it to start over)`);
     }
     const e = parsed as Partial<RunEvent>;
