@@ -265,31 +265,27 @@ export interface PowerResult {
  * How many paired cases does a drop need, or what drop can n cases see?
  * McNemar's sample size (Connor 1987) from the discordance two runs show.
  *
- * @example power({ discordance: 0.1, drop: 0.05 }) // { n: 282, … }
+ * @example power({ discordance: 0.1, drop: 0.05 }) // { n: 312, … }
  */
 export function power(input: PowerInput): PowerResult {
   const alpha = input.alpha ?? 0.05;
   const pw = input.power ?? 0.8;
+  const { discordance } = input;
+  let n: number;
+  let drop: number;
   if (input.drop !== undefined) {
-    const n = pairedSampleSize({ discordance: input.discordance, drop: input.drop, alpha, power: pw });
-    return {
-      discordance: input.discordance,
-      alpha,
-      power: pw,
-      n,
-      drop: input.drop,
-      summary: `${n} paired cases detect a ${(input.drop * 100).toFixed(1)}-point drop with ${(pw * 100).toFixed(0)}% power at α = ${alpha} when runs disagree on ${(input.discordance * 100).toFixed(1)}% of cases (McNemar, Connor 1987)`,
-    };
-  }
-  if (input.n === undefined)
-    throw new Error("power: give drop (to get the cases needed) or n (to get the detectable drop)");
-  const drop = detectableDrop({ n: input.n, discordance: input.discordance, alpha, power: pw });
+    drop = input.drop;
+    n = pairedSampleSize({ discordance, drop, alpha, power: pw });
+  } else if (input.n !== undefined) {
+    n = input.n;
+    drop = detectableDrop({ n, discordance, alpha, power: pw });
+  } else throw new Error("power: give drop (to get the cases needed) or n (to get the detectable drop)");
   return {
-    discordance: input.discordance,
+    discordance,
     alpha,
     power: pw,
-    n: input.n,
+    n,
     drop,
-    summary: `${input.n} paired cases detect a ${(drop * 100).toFixed(1)}-point drop with ${(pw * 100).toFixed(0)}% power at α = ${alpha} when runs disagree on ${(input.discordance * 100).toFixed(1)}% of cases (McNemar, Connor 1987)`,
+    summary: `${n} paired cases detect a ${(drop * 100).toFixed(1)}-point drop with ${(pw * 100).toFixed(0)}% power at α = ${alpha} when runs disagree on ${(discordance * 100).toFixed(1)}% of cases (McNemar, Connor 1987)`,
   };
 }
