@@ -25,7 +25,8 @@ export interface DatasetSink {
   getDataset(id: string): Promise<DatasetInfo | undefined>;
   putDataset(dataset: DatasetInfo): Promise<void>;
   addCases(datasetId: string, cases: readonly CaseRow[]): Promise<number>;
-  cases(datasetId: string): Promise<readonly ImportedCase[]>;
+  /** The dataset's cases as stored, each with the `hash` (caseHash) it was stored with. */
+  cases(datasetId: string): Promise<readonly CaseRow[]>;
   putImage(bytes: Uint8Array, type?: string): Promise<string>;
 }
 
@@ -63,7 +64,8 @@ export async function ingest(sink: DatasetSink, source: ImportSource, options: I
   const { datasetId, readImage, onProgress, batchSize = 2000, ...importOptions } = options;
   const existing = await sink.getDataset(datasetId);
   const versions = new Map<string, string>();
-  if (existing) for (const c of await sink.cases(datasetId)) versions.set(c.id, caseVersionHash(c));
+  // A stored case keeps its caseHash, so re-importing into a large dataset does not hash every input again.
+  if (existing) for (const c of await sink.cases(datasetId)) versions.set(c.id, caseVersionHash(c, c.hash));
   let format: ImportFormat = "jsonl";
   const problems: Problem[] = [];
   let added = 0;

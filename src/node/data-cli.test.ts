@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { datasetVersion } from "../datasets/identity.ts";
 import { FileStore } from "../store/files.node.ts";
 
 const bin = fileURLToPath(new URL("./bin.mjs", import.meta.url));
@@ -75,5 +76,8 @@ describe("evalrx data import", () => {
     expect(added.status).toBe(0);
     expect(added.stdout).toContain("1 case(s) added, 1 already there, 6 in all");
     expect(added.stdout).not.toContain(`version ${record!.version}`);
+    // The version built from stored hashes is the one the cases themselves give.
+    const all = await (await FileStore.open(storeDir)).cases("dataset");
+    expect(added.stdout).toContain(`version ${datasetVersion(all)}`);
   });
 });
