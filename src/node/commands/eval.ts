@@ -9,7 +9,6 @@ import {
   gate,
   judgeFromSpec,
   parseEvalConfig,
-  resolveBaseline,
   runEval,
   validateGate,
   PASS_METRIC,
@@ -17,7 +16,7 @@ import {
 } from "../../evals/index.ts";
 import { getSpec } from "../../models/specs/index.ts";
 import type { Command } from "../cli.ts";
-import { DEFAULT_STORE, fileJudgeCache, openStore, parseCommandArgs } from "../eval-runs.ts";
+import { DEFAULT_STORE, fileJudgeCache, openStore, parseCommandArgs, readBaseline } from "../eval-runs.ts";
 import { formatGate } from "./gate.ts";
 import { codeVersion } from "./version.ts";
 
@@ -158,7 +157,7 @@ export const command: Command = {
         let spec = gateSpec;
         if (gateSpec.baseline !== undefined) {
           try {
-            baseline = await resolveBaseline(store, run, gateSpec.baseline);
+            baseline = await readBaseline(store, run, gateSpec.baseline);
           } catch (error) {
             if (gateSpec.baseline !== "latest") throw error;
             // The first run of an eval has no 'latest' to compare with: gate it on the rest.
