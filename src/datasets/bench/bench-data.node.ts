@@ -9,7 +9,8 @@ import { chromium } from "playwright-core";
 import { createServer } from "vite";
 import { chromiumArgs, chromiumPath } from "../../node/chromium.mjs";
 import { FileStore } from "../../store/files.node.ts";
-import { ingest, type DatasetSink } from "../ingest.ts";
+import { ingest } from "../ingest.ts";
+import { nullSink, type BenchResult } from "./null-sink.ts";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const work = mkdtempSync(join(tmpdir(), "evalrx-bench-data-"));
@@ -48,14 +49,6 @@ function line(label: string, rows: number, seconds: number, peakBytes: number, s
       `${multiple.toFixed(2)}× the file (target ≤ 3×)`,
   );
 }
-
-const nullSink: DatasetSink = {
-  getDataset: async () => undefined,
-  putDataset: async () => undefined,
-  addCases: async (_id, cases) => cases.length,
-  cases: async () => [],
-  putImage: async () => "",
-};
 
 async function benchNode(size: number, target: "files" | "none") {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -163,14 +156,6 @@ async function benchChromium(size: number, targets: ("idb" | "none")[]) {
     await browser.close();
     await server.close();
   }
-}
-
-interface BenchResult {
-  rows: number;
-  added: number;
-  problems: number;
-  seconds: number;
-  version: string;
 }
 
 try {

@@ -1,24 +1,8 @@
 // The page side of bench-data.node.ts: streams a JSONL file from the server (as a dropped File's
 // stream() would be read) through ingest() into a fresh IndexedDB store, and reports the time taken.
 import { IdbStore } from "../../store/idb.browser.ts";
-import { ingest, type DatasetSink } from "../ingest.ts";
-
-/** A sink that keeps nothing: the same import without the store, to see what the store itself costs. */
-export const nullSink: DatasetSink = {
-  getDataset: async () => undefined,
-  putDataset: async () => undefined,
-  addCases: async (_id, cases) => cases.length,
-  cases: async () => [],
-  putImage: async () => "",
-};
-
-interface BenchResult {
-  rows: number;
-  added: number;
-  problems: number;
-  seconds: number;
-  version: string;
-}
+import { ingest } from "../ingest.ts";
+import { nullSink, type BenchResult } from "./null-sink.ts";
 
 async function run(url: string, target: "idb" | "none"): Promise<BenchResult> {
   const name = `evalrx-bench-${Date.now()}`;
