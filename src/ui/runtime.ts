@@ -2,9 +2,13 @@ import { proxy, wrap, type Remote } from "comlink";
 import type { Progress } from "../core/model.ts";
 import type { ModelSource, ModelStatus, ModelWorkerApi, WorkerLoadOptions } from "../../workers/model.worker.ts";
 
+function newModelWorker(): Worker {
+  return new Worker(new URL("../../workers/model.worker.ts", import.meta.url), { type: "module" });
+}
+
 /** Starts the model worker; the page talks to it through this one comlink proxy. */
 export function startModelWorker(): { api: Remote<ModelWorkerApi>; worker: Worker } {
-  const worker = new Worker(new URL("../../workers/model.worker.ts", import.meta.url), { type: "module" });
+  const worker = newModelWorker();
   return { api: wrap<ModelWorkerApi>(worker), worker };
 }
 
@@ -31,7 +35,7 @@ export class ModelClient {
   private died!: Promise<never>;
   private readonly listeners = new Set<(reason: string) => void>();
 
-  constructor(private readonly makeWorker: () => Worker = () => startModelWorker().worker) {
+  constructor(private readonly makeWorker: () => Worker = newModelWorker) {
     this.start();
   }
 
