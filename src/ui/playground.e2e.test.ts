@@ -22,6 +22,7 @@ it("the playground loads tiny-vlm from the built app, answers a demo question an
   await page.getByTestId("overlay").waitFor({ timeout: 60_000 });
   const cells = page.getByTestId("overlay").locator(".cell");
   expect(await cells.count()).toBe(36);
+  expect(await page.getByText("attention over the 6×6 image grid").count()).toBe(1);
   const opacities = await cells.evaluateAll((els) => els.map((el) => Number((el as HTMLElement).style.opacity)));
   expect(Math.max(...opacities)).toBeCloseTo(0.75, 3);
   expect(errors).toEqual([]);
