@@ -265,16 +265,11 @@ export function compare(a: RunView, b: RunView, options: CompareOptions = {}): C
   const reasons = comparison.tests.filter((t) => t.gated || !tolerance).map(describeTest);
   if (!tolerance) return { baseline: a.id, candidate: b.id, reasons, warnings, comparison };
   const verdicts: MetricVerdict[] = comparison.tests.filter((t) => t.verdict).map((t) => t.verdict!);
-  for (const m of gated)
-    if (comparison.notCompared.includes(m) || !comparison.tests.some((t) => t.metric === m)) {
-      verdicts.push("inconclusive");
-      reasons.push(`${m}: no shared unchanged case measured it in both runs → inconclusive`);
-    }
-  const verdict: MetricVerdict = verdicts.includes("fail")
-    ? "fail"
-    : verdicts.includes("inconclusive")
-      ? "inconclusive"
-      : "pass";
+  for (const m of untested(comparison, gated)) {
+    verdicts.push("inconclusive");
+    reasons.push(`${m}: no shared unchanged case measured it in both runs → inconclusive`);
+  }
+  const verdict = worstVerdict(verdicts);
   return {
     baseline: a.id,
     candidate: b.id,
@@ -284,6 +279,22 @@ export function compare(a: RunView, b: RunView, options: CompareOptions = {}): C
     warnings,
     comparison,
   };
+}
+
+/** The gated metrics a comparison has no test for (no shared unchanged case measured them in both runs). */
+export function untested(comparison: RunComparison, gated: readonly string[]): string[] {
+  return gated.filter((m) => !comparison.tests.some((t) => t.metric === m));
+}
+
+/**
+ * The verdict of several checks: the worst of them (error, then fail, then
+ * inconclusive), pass when none is worse.
+ *
+ * @example worstVerdict(["pass", "inconclusive", "pass"]) // "inconclusive"
+ */
+export function worstVerdict<V extends MetricVerdict | "error">(verdicts: readonly V[]): V | "pass" {
+  for (const worst of ["error", "fail", "inconclusive"] as V[]) if (verdicts.includes(worst)) return worst;
+  return "pass";
 }
 
 /** Comparability warnings for a pair of runs: fingerprints, different evals, changed or missing cases. */

@@ -6,6 +6,8 @@ import {
   describeTest,
   exitCodeOf,
   resolveTolerance,
+  untested,
+  worstVerdict,
   type MetricVerdict,
   type RunComparison,
 } from "./compare.ts";
@@ -240,20 +242,13 @@ export function gate(run: RunView, spec: Gate | GateInit, baseline?: RunView): G
       found.push(t.verdict!);
       reasons.push(describeTest(t));
     }
-    for (const m of gated)
-      if (!comparison.tests.some((t) => t.metric === m)) {
-        found.push("inconclusive");
-        reasons.push(`${m}: no shared unchanged case measured it in both runs → inconclusive`);
-      }
+    for (const m of untested(comparison, gated)) {
+      found.push("inconclusive");
+      reasons.push(`${m}: no shared unchanged case measured it in both runs → inconclusive`);
+    }
   }
 
-  const verdict: GateVerdict = found.includes("error")
-    ? "error"
-    : found.includes("fail")
-      ? "fail"
-      : found.includes("inconclusive")
-        ? "inconclusive"
-        : "pass";
+  const verdict: GateVerdict = worstVerdict(found);
   if (verdict === "pass" && reasons.length === 0) {
     const parts = [
       ...checks.map((c) => `${c.metric} ${(c.mean * 100).toFixed(1)}% ≥ floor ${(c.floor * 100).toFixed(1)}%`),
