@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pToE } from "./evalue.ts";
+import { CALIBRATORS, pToE } from "./evalue.ts";
 
 describe("pToE: the mixture calibrator", () => {
   it("matches its closed form at known points", () => {
@@ -33,5 +33,8 @@ describe("pToE: the mixture calibrator", () => {
 
   it("rejects a p outside [0, 1]", () => {
     expect(() => pToE(1.2)).toThrow(/must lie in \[0, 1\]/);
+    expect(() => CALIBRATORS.sqrt.toE(-0.1)).toThrow(/CALIBRATORS.sqrt: p-value -0.1 must lie in \[0, 1\]/);
+    expect(CALIBRATORS.sqrt.toE(0.25)).toBe(1);
+    expect(Number.isFinite(CALIBRATORS.sqrt.toE(0))).toBe(true);
   });
 });

@@ -5,6 +5,15 @@
  * them controls the false discovery rate under any dependence.
  */
 
+/**
+ * A p-value checked to lie in [0, 1], with an underflowed p (0) raised to the
+ * smallest normal double so that every calibrator's e-value stays finite.
+ */
+function checkedP(caller: string, p: number): number {
+  if (!(p >= 0 && p <= 1)) throw new RangeError(`${caller}: p-value ${p} must lie in [0, 1]`);
+  return Math.max(p, 2.2250738585072014e-308);
+}
+
 /** The construction's name, as the report states it next to every e-value it produced. */
 export const P_TO_E_METHOD =
   "p-to-e mixture calibrator e(p) = ∫₀¹ κ·p^(κ−1) dκ = (1 − p + p·ln p) / (p·ln²p) (Vovk & Wang 2021) applied to the test's p-value";
@@ -19,9 +28,7 @@ export const P_TO_E_METHOD =
  * Example: `pToE(0.001)` ≈ 20.9; `pToE(0.5)` ≈ 0.85; `pToE(1)` = 0.5.
  */
 export function pToE(p: number): number {
-  if (!(p >= 0 && p <= 1)) throw new RangeError(`pToE(): p-value ${p} must lie in [0, 1]`);
-  // Underflowed p-values (p = 0) are capped at the smallest normal double: the e-value stays finite.
-  const q = Math.max(p, 2.2250738585072014e-308);
+  const q = checkedP("pToE()", p);
   if (q === 1) return 0.5;
   const l = Math.log(q);
   return (1 - q + q * l) / (q * l * l);
@@ -41,9 +48,6 @@ export const CALIBRATORS: Record<"mixture" | "sqrt", Calibrator> = {
   mixture: { method: P_TO_E_METHOD, toE: pToE },
   sqrt: {
     method: SQRT_METHOD,
-    toE: (p) => {
-      if (!(p >= 0 && p <= 1)) throw new RangeError(`calibrator: p-value ${p} must lie in [0, 1]`);
-      return 1 / (2 * Math.sqrt(Math.max(p, 2.2250738585072014e-308)));
-    },
+    toE: (p) => 1 / (2 * Math.sqrt(checkedP("CALIBRATORS.sqrt", p))),
   },
 };
