@@ -11,7 +11,7 @@ import {
   type MetricVerdict,
   type RunComparison,
 } from "./compare.ts";
-import { metricValue, type RunView } from "./run-view.ts";
+import { caseValues, type RunView } from "./run-view.ts";
 import { PASS_METRIC } from "./types.ts";
 
 /** When a run passes, as data (JSON-serialisable, so it can sit in an eval config). */
@@ -197,23 +197,13 @@ export function gate(run: RunView, spec: Gate | GateInit, baseline?: RunView): G
   // Absolute thresholds.
   const checks: ThresholdCheck[] = [];
   for (const [metric, floor] of Object.entries(thresholds(g))) {
-    const values: number[] = [];
-    const clusters: string[] = [];
-    for (const c of run.cases.values()) {
-      const v = metricValue(c, metric);
-      if (v === undefined) continue;
-      values.push(v);
-      clusters.push(c.cluster ?? `case:${c.id}`);
-    }
+    const { values, clusters } = caseValues(run, metric);
     if (values.length === 0) {
       found.push("inconclusive");
       reasons.push(`${metric}: no case measured it, so its floor ${floor} cannot be checked → inconclusive`);
       continue;
     }
-    const e = estimate(values, run.clusterField !== undefined ? clusters : undefined, {
-      bounds: [0, 1],
-      confidence: 1 - g.alpha,
-    });
+    const e = estimate(values, clusters, { bounds: [0, 1], confidence: 1 - g.alpha });
     const passed = e.mean >= floor;
     checks.push({ metric, floor, mean: e.mean, lo: e.lo, hi: e.hi, n: e.n, method: e.method, passed });
     if (!passed) {

@@ -75,6 +75,25 @@ export function metricValue(c: CaseView, metric: string): number | undefined {
   return counted === 0 ? undefined : passed / counted;
 }
 
+/**
+ * What `estimate` reads for one metric of a run: each case's value (see
+ * `metricValue`; cases without one are skipped) and, when the run names a
+ * cluster field, each case's cluster (the case itself when it has none).
+ *
+ * @example caseValues(view, "pass") // { values: [1, 0.667, …], clusters: ["scene-3", …] }
+ */
+export function caseValues(view: RunView, metric: string): { values: number[]; clusters: string[] | undefined } {
+  const values: number[] = [];
+  const clusters: string[] = [];
+  for (const c of view.cases.values()) {
+    const v = metricValue(c, metric);
+    if (v === undefined) continue;
+    values.push(v);
+    clusters.push(c.cluster ?? `case:${c.id}`);
+  }
+  return { values, clusters: view.clusterField !== undefined ? clusters : undefined };
+}
+
 /** Per-case facts a run records in its config, so the run reads the same after its dataset changes. */
 export interface RunCaseInfo {
   readonly id: string;

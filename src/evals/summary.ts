@@ -1,6 +1,6 @@
 import { estimate, passHatK } from "../stats/index.ts";
 import type { Fingerprint } from "./fingerprint.ts";
-import { metricValue, type RunView } from "./run-view.ts";
+import { caseValues, type RunView } from "./run-view.ts";
 import { PASS_METRIC, type CheckResult, type Evaluator } from "./types.ts";
 
 /** One metric of a run: the mean of per-case pass shares with its interval, and trial counts. */
@@ -60,8 +60,6 @@ export function quantile(sorted: readonly number[], q: number): number {
 }
 
 function metricSummary(view: RunView, name: string, evaluator?: Evaluator): MetricSummary | null {
-  const values: number[] = [];
-  const clusters: string[] = [];
   let trials = 0;
   let passed = 0;
   let errored = 0;
@@ -88,13 +86,10 @@ function metricSummary(view: RunView, name: string, evaluator?: Evaluator): Metr
       }
       results.push({ passed: check.passed, ...(check.data ? { data: check.data } : {}) });
     }
-    const v = metricValue(c, name);
-    if (v === undefined) continue;
-    values.push(v);
-    clusters.push(c.cluster ?? `case:${c.id}`);
   }
+  const { values, clusters } = caseValues(view, name);
   if (values.length === 0) return null;
-  const e = estimate(values, view.clusterField !== undefined ? clusters : undefined, { bounds: [0, 1] });
+  const e = estimate(values, clusters, { bounds: [0, 1] });
   const aggregate = evaluator?.aggregate?.(results);
   return {
     name,
