@@ -1,7 +1,7 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { StoreError } from "./errors.ts";
-import type { EncodedTrace, RunExport, RunFilter, RunRecord, TraceArray, TraceRecord } from "./types.ts";
+import type { EncodedTrace, RunExport, RunFilter, RunRecord, StoredCase, TraceArray, TraceRecord } from "./types.ts";
 
 const ARRAYS = {
   Float32Array,
@@ -60,6 +60,23 @@ export function checkTrace(trace: TraceRecord): void {
     throw new StoreError(
       `trace '${trace.name}' of case '${trace.caseId}': shape [${trace.shape.join(", ")}] holds ${size} values but data has ${trace.data.length}`,
     );
+}
+
+/** Checks cases before they are written: all of this dataset, no id twice in one write. */
+export function checkCases(datasetId: string, cases: readonly StoredCase[]): void {
+  const seen = new Set<string>();
+  for (const c of cases) {
+    if (c.datasetId !== datasetId)
+      throw new StoreError(`case '${c.id}' belongs to dataset '${c.datasetId}', not '${datasetId}'`);
+    if (seen.has(c.id))
+      throw new StoreError(`case id '${c.id}' appears twice in one write; ids are unique per dataset`);
+    seen.add(c.id);
+  }
+}
+
+/** By id (UTF-16 code units), the order `cases()` returns. */
+export function byId(a: { readonly id: string }, b: { readonly id: string }): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 /** True when the run matches every field of the filter. */

@@ -4,8 +4,10 @@ import { appendFile, mkdir, open, readdir, readFile, rename, rm, statfs, truncat
 import { join } from "node:path";
 import {
   arrayBytes,
+  byId,
   byNewest,
   bytesToArray,
+  checkCases,
   checkTrace,
   imageHex,
   imageType,
@@ -119,7 +121,7 @@ export class FileStore implements Store {
 
   async cases(datasetId: string): Promise<StoredCase[]> {
     const cases = await readLines<StoredCase>(this.#casesPath(datasetId));
-    return cases.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return cases.sort(byId);
   }
 
   async getCase(datasetId: string, caseId: string): Promise<StoredCase | undefined> {
@@ -407,17 +409,6 @@ export class FileStore implements Store {
 /** A file or id as a safe single path segment (injective: different ids never share a name). */
 function encodeName(id: string): string {
   return encodeURIComponent(id).replace(/[.*!'()~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
-
-function checkCases(datasetId: string, cases: readonly StoredCase[]) {
-  const seen = new Set<string>();
-  for (const c of cases) {
-    if (c.datasetId !== datasetId)
-      throw new StoreError(`case '${c.id}' belongs to dataset '${c.datasetId}', not '${datasetId}'`);
-    if (seen.has(c.id))
-      throw new StoreError(`case id '${c.id}' appears twice in one write; ids are unique per dataset`);
-    seen.add(c.id);
-  }
 }
 
 async function readJson<T>(path: string): Promise<T | undefined> {

@@ -1,8 +1,10 @@
 import { deleteDB, openDB, type IDBPDatabase } from "idb";
 import {
   arrayBytes,
+  byId,
   byNewest,
   bytesToArray,
+  checkCases,
   checkTrace,
   imageHex,
   imageType,
@@ -195,7 +197,7 @@ export class IdbStore implements Store {
 
   async cases(datasetId: string): Promise<StoredCase[]> {
     const pages: CasePage[] = await this.#db.getAll("casePages", IDBKeyRange.bound([datasetId], [datasetId, HIGH]));
-    return pages.flatMap((p) => p.cases).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return pages.flatMap((p) => p.cases).sort(byId);
   }
 
   async getCase(datasetId: string, caseId: string): Promise<StoredCase | undefined> {
@@ -496,17 +498,6 @@ function quiet(request: Promise<unknown>): void {
 function abort(tx: { abort(): void; readonly done: Promise<void> }): void {
   tx.done.catch(() => undefined);
   tx.abort();
-}
-
-function checkCases(datasetId: string, cases: readonly StoredCase[]) {
-  const seen = new Set<string>();
-  for (const c of cases) {
-    if (c.datasetId !== datasetId)
-      throw new StoreError(`case '${c.id}' belongs to dataset '${c.datasetId}', not '${datasetId}'`);
-    if (seen.has(c.id))
-      throw new StoreError(`case id '${c.id}' appears twice in one write; ids are unique per dataset`);
-    seen.add(c.id);
-  }
 }
 
 /** Runs one transaction's work and turns storage failures into a `StoreError` saying what was kept. */
