@@ -40,6 +40,9 @@ function onnxRuntimeAssets(): Plugin {
   };
 }
 
+/** The model files served and shipped: configs, tokenizers, graphs, model cards. */
+const SHIPPED_MODEL_FILE = /\.(json|onnx|md|txt)$/;
+
 /**
  * The bundled models (`models/<name>/…`, not in public/) served under
  * `/models/` in dev and copied into the build. Missing files answer 404, never
@@ -51,7 +54,7 @@ function bundledModels(): Plugin {
     readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
       const rel = `${dir}/${entry.name}`;
       if (entry.isDirectory()) return shipped(rel);
-      return /\.(json|onnx|md|txt)$/.test(entry.name) ? [rel] : [];
+      return SHIPPED_MODEL_FILE.test(entry.name) ? [rel] : [];
     });
   const modelDirs = () =>
     existsSync(root)
@@ -69,9 +72,12 @@ function bundledModels(): Plugin {
           return next();
         const path = decodeURIComponent((req.url ?? "").split("?")[0]!).replace(/^\/+/, "");
         const file = normalize(join(root, path));
+        // A model folder is one with a config.json (as in `modelDirs`), checked without listing models/ per request.
         const servable =
-          file.startsWith(root + sep) && !path.split("/").includes("..") && modelDirs().includes(path.split("/")[0]!);
-        if (!servable || !existsSync(file) || !statSync(file).isFile() || !/\.(json|onnx|md|txt)$/.test(file)) {
+          file.startsWith(root + sep) &&
+          !path.split("/").includes("..") &&
+          existsSync(join(root, path.split("/")[0]!, "config.json"));
+        if (!servable || !existsSync(file) || !statSync(file).isFile() || !SHIPPED_MODEL_FILE.test(file)) {
           res.statusCode = 404;
           res.setHeader("Content-Type", "text/plain");
           res.end(`no model file ${path}`);
