@@ -1,6 +1,18 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { appendFile, mkdir, open, readdir, readFile, rename, rm, statfs, truncate, writeFile } from "node:fs/promises";
+import {
+  appendFile,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  statfs,
+  truncate,
+  writeFile,
+} from "node:fs/promises";
 import { join } from "node:path";
 import {
   arrayBytes,
@@ -489,13 +501,7 @@ async function directorySize(dir: string): Promise<number> {
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
     if (!entry.isFile()) continue;
     try {
-      total += (
-        await open(join(entry.parentPath, entry.name), "r").then(async (h) => {
-          const s = await h.stat();
-          await h.close();
-          return s;
-        })
-      ).size;
+      total += (await stat(join(entry.parentPath, entry.name))).size;
     } catch {
       // Removed while we counted.
     }
