@@ -308,26 +308,34 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunResult> {
     throw failure;
   }
   const cancelled = signal?.aborted === true && stored < total;
-  const finishedAt = now().toISOString();
-  const view = runView(
-    { ...record, status: cancelled ? "cancelled" : "finished", finishedAt },
-    await store.items(runId),
-  );
-  const summary = summarize(view, evaluators);
-  await store.updateRun(runId, {
-    status: cancelled ? "cancelled" : "finished",
-    finishedAt,
-    summary: summary as unknown as Record<string, unknown>,
+  return closeRun(store, record, cancelled ? "cancelled" : "finished", await store.items(runId), evaluators, now, {
+    type: cancelled ? "eval.cancelled" : "eval.finished",
+    payload: { done: stored, total },
   });
-  await store.appendEvents(runId, [
-    {
-      stage: "summary",
-      schema: 1,
-      type: cancelled ? "eval.cancelled" : "eval.finished",
-      payload: { done: stored, total, pass: summary.pass },
-    },
+}
+
+/**
+ * Summarises a run's items and records the end of the run: its status,
+ * finish time and summary, and a summary event whose payload gains the pass rate.
+ */
+async function closeRun(
+  store: Store,
+  record: RunRecord,
+  status: RunRecord["status"],
+  items: readonly ItemRecord[],
+  evaluators: readonly Evaluator[],
+  now: () => Date,
+  event: { readonly type: string; readonly payload: Readonly<Record<string, unknown>> },
+): Promise<EvalRunResult> {
+  const finishedAt = now().toISOString();
+  const view = runView({ ...record, status, finishedAt }, items);
+  const summary = summarize(view, evaluators);
+  const stored = summary as unknown as Record<string, unknown>;
+  await store.updateRun(record.id, { status, finishedAt, summary: stored });
+  await store.appendEvents(record.id, [
+    { stage: "summary", schema: 1, type: event.type, payload: { ...event.payload, pass: summary.pass } },
   ]);
-  return { run: { ...view, summary: summary as unknown as Record<string, unknown> }, summary };
+  return { run: { ...view, summary: stored }, summary };
 }
 
 /**
@@ -447,13 +455,8 @@ export async function rescore(
   }
   const total = config.cases.length * config.repeats;
   await store.appendItems(id, rescored, { done: rescored.length, total, updatedAt: now().toISOString() });
-  const status = original.status;
-  const finishedAt = now().toISOString();
-  const view = runView({ ...record, status, finishedAt }, rescored);
-  const summary = summarize(view, evaluators);
-  await store.updateRun(id, { status, finishedAt, summary: summary as unknown as Record<string, unknown> });
-  await store.appendEvents(id, [
-    { stage: "summary", schema: 1, type: "eval.rescored", payload: { rescoreOf: runId, pass: summary.pass } },
-  ]);
-  return { run: { ...view, summary: summary as unknown as Record<string, unknown> }, summary };
+  return closeRun(store, record, original.status, rescored, evaluators, now, {
+    type: "eval.rescored",
+    payload: { rescoreOf: runId },
+  });
 }
