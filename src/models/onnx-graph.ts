@@ -2,7 +2,6 @@ import {
   bytesField,
   concatBytes,
   fieldString,
-  payload,
   readFields,
   readSignedVarint,
   stringField,
@@ -363,9 +362,4 @@ export function editAttention(bytes: Uint8Array, edit: AttentionEdit): EditedGra
     f === graph.graphField ? bytesField(MODEL_GRAPH, graphBytes) : bytes.subarray(f.start, f.end),
   );
   return { bytes: concatBytes(modelParts), discovery, attentionOutputs, biasInputs };
-}
-
-/** The payload bytes of the model's graph (for tests that check untouched fields survive). */
-export function graphPayload(graph: OnnxGraph): Uint8Array {
-  return payload(graph.bytes, graph.graphField);
 }
