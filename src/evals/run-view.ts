@@ -51,9 +51,20 @@ export interface RunView {
 }
 
 /**
+ * One trial's verdict on one metric: `undefined` when it has none (the trial
+ * errored, or, for an evaluator, that check is missing or errored).
+ *
+ * @example trialVerdict(trial, "yesNo") // true, false, or undefined for an errored check
+ */
+export function trialVerdict(t: TrialView, metric: string): boolean | undefined {
+  if (metric === PASS_METRIC) return t.errored ? undefined : t.passed;
+  const check = t.checks[metric];
+  return t.error !== undefined || !check || check.errored ? undefined : check.passed;
+}
+
+/**
  * One case's value of one metric: the share of its counted trials that passed
- * (a trial counts unless it errored, or, for an evaluator, that check
- * errored); `undefined` when no trial counts.
+ * (those with a `trialVerdict`); `undefined` when no trial counts.
  *
  * @example metricValue(caseView, "pass") // 2/3 for a case that passed 2 of 3 trials
  */
@@ -61,16 +72,10 @@ export function metricValue(c: CaseView, metric: string): number | undefined {
   let passed = 0;
   let counted = 0;
   for (const t of c.trials) {
-    if (metric === PASS_METRIC) {
-      if (t.errored) continue;
-      counted++;
-      if (t.passed) passed++;
-    } else {
-      const check = t.checks[metric];
-      if (t.error !== undefined || !check || check.errored) continue;
-      counted++;
-      if (check.passed) passed++;
-    }
+    const v = trialVerdict(t, metric);
+    if (v === undefined) continue;
+    counted++;
+    if (v) passed++;
   }
   return counted === 0 ? undefined : passed / counted;
 }

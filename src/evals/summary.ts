@@ -1,6 +1,6 @@
 import { estimate, passHatK } from "../stats/index.ts";
 import type { Fingerprint } from "./fingerprint.ts";
-import { caseValues, type RunView } from "./run-view.ts";
+import { caseValues, trialVerdict, type RunView } from "./run-view.ts";
 import { PASS_METRIC, type CheckResult, type Evaluator } from "./types.ts";
 
 /** One metric of a run: the mean of per-case pass shares with its interval, and trial counts. */
@@ -69,17 +69,14 @@ function metricSummary(view: RunView, name: string, evaluator?: Evaluator): Metr
   for (const c of view.cases.values()) {
     for (const t of c.trials) {
       trials++;
-      if (name === PASS_METRIC) {
-        if (t.errored) errored++;
-        else if (t.passed) passed++;
-        continue;
-      }
-      const check = t.checks[name];
-      if (t.error !== undefined || !check || check.errored) {
+      const verdict = trialVerdict(t, name);
+      if (verdict === undefined) {
         errored++;
         continue;
       }
-      if (check.passed) passed++;
+      if (verdict) passed++;
+      if (name === PASS_METRIC) continue;
+      const check = t.checks[name]!;
       if (check.score !== undefined) {
         scoreSum += check.score;
         scored++;
