@@ -7,7 +7,7 @@
  * cases than it breaks. Candidates are climbed tier by tier up to the ceiling;
  * the loop never raises the ceiling itself, it recommends.
  */
-import { answerKey, rewrite } from "../analyzers/index.ts";
+import { answerKey, gridPeak, rewrite } from "../analyzers/index.ts";
 import type { FailureCase, GenerateOptions, ImagePixels, Model, ModelInput } from "../core/index.ts";
 import { runEval, type Evaluator } from "../evals/index.ts";
 import { eValueMcNemar, mcnemar } from "../stats/index.ts";
@@ -167,9 +167,7 @@ export function ladder(
           const grid = t.reductions.rollout;
           if (!grid) return full;
           const [rows, cols] = grid.shape as [number, number];
-          let best = 0;
-          for (let i = 1; i < grid.data.length; i++) if (grid.data[i]! > grid.data[best]!) best = i;
-          const { cx, cy } = cellCentre(best, rows, cols);
+          const { cx, cy } = cellCentre(gridPeak(grid.data).argmax, rows, cols);
           const cropped: ModelInput = { ...input, image: zoom(px, cx, cy, 0.5) };
           const crop = await base.generate(cropped, o);
           if (answerKey(crop) === answerKey(full)) return full;
