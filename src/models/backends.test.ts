@@ -39,6 +39,9 @@ describe("compose", () => {
       /cannot provide 'attention_write'/,
     );
     const ort = ortBackend({ sessions: nodeSessions, filesFor: () => files });
+    // A backend that does read files still refuses before reading one when the spec lacks what is wanted.
+    const textOnly = { ...vlmSpec, capabilities: new Set(["generate", "logits"] as const) };
+    await expect(compose(textOnly, ort, { want: ["attention"] })).rejects.toThrow(/cannot provide 'attention'/);
     expect(requested).toEqual([]);
     expect(fetched).toBe(0);
     // The white-box backend provides it, and only then are files read.
