@@ -10,8 +10,13 @@ import { clusterIndex, numbers } from "./validate.ts";
  */
 export function clusteredSE(values: ArrayLike<number>, clusters: ArrayLike<string | number>): number {
   const x = numbers("clusteredSE", "values", values, 1);
+  const { index, groups } = clusterIndex("clusteredSE", clusters, x.length);
+  return clusteredSEOf(x, index, groups);
+}
+
+/** {@link clusteredSE} on values and cluster indices already checked (see `clusterIndex`). */
+export function clusteredSEOf(x: Float64Array, index: Int32Array, groups: number): number {
   const n = x.length;
-  const { index, groups } = clusterIndex("clusteredSE", clusters, n);
   let sum = 0;
   for (let i = 0; i < n; i++) sum += x[i]!;
   const mean = sum / n;

@@ -1,4 +1,4 @@
-import { clusteredSE } from "./clustered-se.ts";
+import { clusteredSEOf } from "./clustered-se.ts";
 import { zCritical } from "./distributions.ts";
 import { meanSE } from "./mean-se.ts";
 import { clusterIndex, finite, hasSharedCluster, isBinary, numbers, openUnit, options } from "./validate.ts";
@@ -63,9 +63,9 @@ export function estimate(
   const { mean, se } = meanSE(x);
 
   if (clusters !== undefined) {
-    const { sizes } = clusterIndex(fn, clusters, n);
+    const { index, sizes, groups } = clusterIndex(fn, clusters, n);
     if (hasSharedCluster(sizes)) {
-      const cse = clusteredSE(x, clusters);
+      const cse = clusteredSEOf(x, index, groups);
       return { n, mean, se: cse, lo: clip(mean - z * cse), hi: clip(mean + z * cse), method: "clustered" };
     }
   }
