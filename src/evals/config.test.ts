@@ -42,6 +42,12 @@ describe("eval config", () => {
     expect(evs[1]!.version).toBe(regex("^(yes|no)", "i", { name: "format" }).version);
     expect(await evs[2]!.check(ctx("yes", "yes"))).toMatchObject({ passed: true, reason: "ok" });
     expect(() => buildEvaluators([{ type: "regex" }])).toThrow(/regex\.pattern is missing; expected a string/);
+    expect(() => buildEvaluators([{ type: "fuzzy", threshold: "0.9" }])).toThrow(
+      'eval config: fuzzy.threshold is "0.9"; expected a number',
+    );
+    expect(() => buildEvaluators([{ type: "exact", normalize: "yes" }])).toThrow(
+      /exact\.normalize is "yes"; expected true or false/,
+    );
     expect(() => buildEvaluators([{ type: "judge", baseUrl: "http://localhost:8000/v1", rubric: "r" }])).toThrow(
       /judge\.model is missing; expected a string/,
     );

@@ -106,6 +106,18 @@ function str(spec: Readonly<Record<string, unknown>>, key: string, required: boo
   return v;
 }
 
+function num(spec: Readonly<Record<string, unknown>>, key: string): number | undefined {
+  const v = spec[key];
+  if (v !== undefined && typeof v !== "number") fail(`${String(spec["type"])}.${key}`, "a number", v);
+  return v;
+}
+
+function bool(spec: Readonly<Record<string, unknown>>, key: string): boolean {
+  const v = spec[key];
+  if (v !== undefined && typeof v !== "boolean") fail(`${String(spec["type"])}.${key}`, "true or false", v);
+  return v === true;
+}
+
 function strings(spec: Record<string, unknown>, key: string): string[] | undefined {
   const v = spec[key];
   if (v === undefined) return undefined;
@@ -145,20 +157,20 @@ export function buildEvaluators(
     const named = name !== undefined ? { name } : {};
     switch (spec["type"]) {
       case "exact":
-        return exact(str(spec, "field", false), { ...named, normalize: spec["normalize"] === true });
+        return exact(str(spec, "field", false), { ...named, normalize: bool(spec, "normalize") });
       case "contains":
         return contains(...(strings(spec, "needles") ?? []), {
           ...named,
-          caseSensitive: spec["caseSensitive"] === true,
+          caseSensitive: bool(spec, "caseSensitive"),
         });
       case "fuzzy":
-        return fuzzy(typeof spec["threshold"] === "number" ? spec["threshold"] : 0.8, named);
+        return fuzzy(num(spec, "threshold") ?? 0.8, named);
       case "jsonMatch":
         return jsonMatch(strings(spec, "keys"), named);
       case "regex":
         return regex(str(spec, "pattern", true)!, str(spec, "flags", false), {
           ...named,
-          negate: spec["negate"] === true,
+          negate: bool(spec, "negate"),
         });
       case "yesNo":
         return yesNo(named);
