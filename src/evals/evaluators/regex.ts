@@ -27,12 +27,14 @@ export function regex(pattern: RegExp | string, flags?: string, options: RegexOp
   const source = compiled.source;
   const usedFlags = compiled.flags.replace(/[gy]/g, "");
   const negate = options.negate ?? false;
+  // Without the g and y flags, test() keeps no state between calls: one compiled pattern serves every trial.
+  const matcher = new RegExp(source, usedFlags);
   return defineEvaluator({
     name: options.name ?? "regex",
     parameters: { source, flags: usedFlags, negate },
     revision: 1,
     check: ({ output }) => {
-      const matched = new RegExp(source, usedFlags).test(asText(output));
+      const matched = matcher.test(asText(output));
       const passed = matched !== negate;
       return passed
         ? { passed }
