@@ -19,6 +19,7 @@ export function toBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
+/** The bytes of a base64 text (the inverse of {@link toBase64}). */
 export function fromBase64(text: string): Uint8Array {
   const binary = atob(text);
   const out = new Uint8Array(binary.length);
@@ -41,10 +42,12 @@ export function bytesToArray(type: string, bytes: Uint8Array): TraceArray {
   return new Ctor(copy.buffer, 0, copy.byteLength / Ctor.BYTES_PER_ELEMENT);
 }
 
+/** A trace as a run export carries it: its array as `{ type, base64 }` of the little-endian bytes. */
 export function encodeTrace(trace: TraceRecord): EncodedTrace {
   return { ...trace, data: { type: trace.data[Symbol.toStringTag], base64: toBase64(arrayBytes(trace.data)) } };
 }
 
+/** A trace from a run export, its array rebuilt (the inverse of {@link encodeTrace}). */
 export function decodeTrace(trace: EncodedTrace): TraceRecord {
   return { ...trace, data: bytesToArray(trace.data.type, fromBase64(trace.data.base64)) };
 }
