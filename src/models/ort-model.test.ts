@@ -190,6 +190,13 @@ describe("bad input gives a clear error", () => {
     await expect(loadModel(folder)).rejects.toThrow(/has no config\.json: not a model folder/);
   });
 
+  it("an image model whose optional processor_config.json is there but not JSON", async () => {
+    const folder = join(dir, "bad-processor");
+    cpSync(`${REPO_ROOT}models/tiny-vlm`, folder, { recursive: true });
+    writeFileSync(join(folder, "processor_config.json"), "{ not json");
+    await expect(loadModel(folder)).rejects.toThrow(/processor_config\.json is not valid JSON/);
+  });
+
   it("a missing tokenizer", async () => {
     const folder = copy("no-tokenizer");
     unlinkSync(join(folder, "tokenizer.json"));

@@ -93,6 +93,16 @@ async function readFile(files: FileSource, path: string, where: string): Promise
   }
 }
 
+/** A JSON file a model folder may lack (`{}` then); one that is there must parse. */
+async function readOptionalJson(files: FileSource, path: string): Promise<Record<string, unknown>> {
+  try {
+    return await readJson(files, path);
+  } catch (error) {
+    if (error instanceof MissingFileError) return {};
+    throw error;
+  }
+}
+
 /** How to find and open a model folder. */
 export interface OrtLoadOptions extends LoadOptions {
   /** A spec to use instead of inferring one from config.json (registered bundled models). */
@@ -134,19 +144,11 @@ export async function loadOrtModel(
   const text = textConfig(config);
   const imageModel = isImageModel(config);
   const [preprocessor, processor] = imageModel
-    ? await Promise.all([
-        readJson(files, "preprocessor_config.json"),
-        readJson(files, "processor_config.json").catch(() => ({})),
-      ])
+    ? await Promise.all([readJson(files, "preprocessor_config.json"), readOptionalJson(files, "processor_config.json")])
     : [undefined, undefined];
   const spec =
     options.spec ?? inferSpec(options.key ?? where, options.source ?? where, config, preprocessor, processor);
-  let genConfig: Record<string, unknown> = {};
-  try {
-    genConfig = await readJson(files, "generation_config.json");
-  } catch (error) {
-    if (!(error instanceof MissingFileError)) throw error;
-  }
+  const genConfig = await readOptionalJson(files, "generation_config.json");
   const genEos = genConfig.eos_token_id;
   const eos = [...text.eosIds, ...(Array.isArray(genEos) ? genEos : typeof genEos === "number" ? [genEos] : [])];
   const codec = await loadTextCodec(files, eos);
