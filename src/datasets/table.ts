@@ -104,7 +104,7 @@ export function tableRowToCase(
   mapping: ResolvedMapping,
   options: TableOptions = {},
 ): RowResult {
-  const mapped = new Set(Object.values(mapping));
+  const mapped = mappedColumns(mapping);
   const meta: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(row))
     if (!mapped.has(key)) meta[key] = options.numericMeta && typeof value === "string" ? numeric(value) : value;
@@ -157,6 +157,17 @@ export function tableRowToCase(
     label,
     meta,
   });
+}
+
+/** The columns a mapping uses, built once per mapping rather than once per row. */
+const mappedCache = new WeakMap<ResolvedMapping, ReadonlySet<string>>();
+function mappedColumns(mapping: ResolvedMapping): ReadonlySet<string> {
+  let columns = mappedCache.get(mapping);
+  if (!columns) {
+    columns = new Set(Object.values(mapping));
+    mappedCache.set(mapping, columns);
+  }
+  return columns;
 }
 
 function empty(value: unknown): boolean {
