@@ -236,9 +236,9 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
       requires: a.requires,
     });
     const mean = result.artifacts?.meanMaps as { fail: number[]; pass: number[] } | undefined;
+    if (a.name !== "attentionRollout" || !mean || !(mean.fail.length || mean.pass.length)) continue;
     const grid = items.find((i) => i.trace?.reductions.rollout)?.trace?.reductions.rollout?.shape;
-    if (a.name === "attentionRollout" && mean && grid && (mean.fail.length || mean.pass.length))
-      maps = { rows: grid[0]!, cols: grid[1]!, fail: mean.fail, pass: mean.pass };
+    if (grid) maps = { rows: grid[0]!, cols: grid[1]!, fail: mean.fail, pass: mean.pass };
   }
   const failures = probed.filter((p) => !p.passed).length;
   log.append("M1", "probe.finished", {
