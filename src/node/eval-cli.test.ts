@@ -31,10 +31,7 @@ const cases: FailureCase[] = Array.from({ length: 50 }, (_, i) => ({
 const index = (prompt: string) => Number(prompt.split(" ")[1]);
 
 async function record(store: FileStore, id: string, fails: (i: number) => boolean, evalKey = "toy") {
-  const model = new ScriptedModel((p) => {
-    if (fails(index(p)) === null) throw new Error("server error");
-    return fails(index(p)) ? "no" : "yes";
-  });
+  const model = new ScriptedModel((p) => (fails(index(p)) ? "no" : "yes"));
   await runEval({ store, dataset: { id: "toy", cases }, model, evaluators: [yesNo()], runId: id, evalKey });
 }
 
@@ -140,6 +137,25 @@ describe("evalrx compare, calibrate, power", () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/nothing judged/);
     expect(evalrx("compare", "base", "regressed", "--tolerance", "0.03", "--store", storeDir).code).toBe(1);
+    // --tolerance stays the pass rate's when a --metric NAME=TOL gates another metric too (as in gate)
+    const both = evalrx(
+      "compare",
+      "base",
+      "regressed",
+      "--tolerance",
+      "0.03",
+      "--metric",
+      "yesNo=0.5",
+      "--store",
+      storeDir,
+      "--json",
+    );
+    expect(both.code).toBe(1);
+    const gated = JSON.parse(both.out).comparison.tests.filter((t: { gated: boolean }) => t.gated);
+    expect(gated.map((t: { metric: string; verdict: string }) => [t.metric, t.verdict])).toEqual([
+      ["pass", "fail"],
+      ["yesNo", "pass"],
+    ]);
   });
   it("calibrate refuses one run and tabulates two", () => {
     const one = evalrx("calibrate", "base", "--store", storeDir);
