@@ -64,7 +64,10 @@ let blackBox: TransformersModel | undefined;
 let modelStatus: ModelStatus | undefined;
 let current: AbortController | undefined;
 
-function sourceFiles(source: ModelSource, read: string[]): { files: FileSource; key: string; where: string } {
+function sourceFiles(
+  source: ModelSource,
+  read: string[],
+): { files: FileSource; key: string; where: string; spec?: ModelSpec } {
   const base = import.meta.env.BASE_URL;
   const counted =
     (files: FileSource): FileSource =>
@@ -74,7 +77,7 @@ function sourceFiles(source: ModelSource, read: string[]): { files: FileSource; 
       const spec = getSpec(source.key);
       if (!spec) throw new Error(`no bundled model '${source.key}'; bundled models are tiny-vlm and tiny-lm`);
       const where = new URL(`${base}${spec.source}/`, self.location.origin).href;
-      return { files: counted(fetchFiles(where)), key: spec.key, where };
+      return { files: counted(fetchFiles(where)), key: spec.key, where, spec };
     }
     case "url":
       return { files: counted(fetchFiles(source.url)), key: source.key ?? source.url, where: source.url };
@@ -196,8 +199,7 @@ const api = {
     await api.dispose();
     if (options.backend === "transformers") return loadTransformers(source, options);
     const read: string[] = [];
-    const { files, key, where } = sourceFiles(source, read);
-    const spec = source.kind === "bundled" ? getSpec(source.key) : undefined;
+    const { files, key, where, spec } = sourceFiles(source, read);
     let choice = await decideDevice(options.device);
     const open = (device: "webgpu" | "wasm") =>
       cancellable((signal) =>
