@@ -11,9 +11,7 @@ export interface ExperimentProtocol {
   readonly failurePatterns?: readonly string[];
 }
 
-/** Keyword rules from plain language to tags; the first group names the outcome, the rest factors. */
-const OUTCOME = /\b(fail\w*|error\w*|wrong|incorrect|hallucinat\w*|mistake\w*|bad|miss\w*|break\w*|regress\w*)\b/i;
-
+/** Keyword rules from plain language to the factor tags a question names. */
 const FACTOR_RULES: readonly (readonly [RegExp, string])[] = [
   [/\battend\w*|attention|look(s|ing)? at|focus\w*/i, "attention"],
   [/\bimage\w*|visual\w*|vision|see(s|ing)?|pixel\w*|picture\w*|ground\w*/i, "image"],
@@ -33,11 +31,6 @@ const FACTOR_RULES: readonly (readonly [RegExp, string])[] = [
  */
 export function tagsOf(text: string): string[] {
   return FACTOR_RULES.filter(([re]) => re.test(text)).map(([, tag]) => tag);
-}
-
-/** True when the text names an outcome (failure, hallucination, error …) rather than only factors. */
-export function namesOutcome(text: string): boolean {
-  return OUTCOME.test(text);
 }
 
 /** The tags of a protocol (question and failure patterns together). */
