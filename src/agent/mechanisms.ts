@@ -14,6 +14,7 @@ export interface MechanismRule {
   readonly down: string;
 }
 
+/** The known mechanisms, first match wins: order the specific patterns before the general ones. */
 export const MECHANISMS: readonly MechanismRule[] = [
   {
     match: /^expected(=|$)/,

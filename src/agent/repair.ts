@@ -15,9 +15,11 @@ import type { Store } from "../store/index.ts";
 import { cellCentre, zoom } from "./crop.ts";
 import type { EventLog } from "./events.ts";
 
+/** The repair ladder's tiers, lowest first: L1 prompt, L2 scaffolds, L3a internals read, L3b internals written, L4 fine-tune recipe. */
 export const TIERS = ["L1", "L2", "L3a", "L3b", "L4"] as const;
 export type Tier = (typeof TIERS)[number];
 
+/** How every M5 comparison with the baseline is tested, as the report states it. */
 export const MCNEMAR_E_METHOD =
   "exact McNemar p on discordant pairs; e-value = Beta(1,1) binomial-mixture likelihood ratio that fixed/(fixed+broken) > ½ (eValueMcNemar, one-sided)";
 

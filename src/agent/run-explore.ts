@@ -36,6 +36,7 @@ export interface ExploreRunOptions {
   readonly inspectTable?: (table: CaseTable) => CaseTable;
 }
 
+/** The question `explore` answers when the user asks none: it names no factor, so any predictive signal answers it. */
 export const DEFAULT_QUESTION = "What predicts the failures?";
 
 /**

@@ -7,6 +7,7 @@
 import type { EventLog } from "./events.ts";
 import { selectRows, type CaseTable } from "./signals.ts";
 
+/** The sealed cases behind a guard: counted at once, read only by `open` once the hypotheses are frozen. */
 export class SealedSplit {
   readonly #source: CaseTable;
   readonly #rows: readonly number[];

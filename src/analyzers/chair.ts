@@ -39,6 +39,7 @@ export function chairMetrics(items: readonly ProbeItem[]): { captions: number; c
   };
 }
 
+/** The CHAIR analyzer: run-level CHAIR_i / CHAIR_s over caption cases (no per-case signal). */
 export const chair: Analyzer = {
   name: "chair",
   description: "CHAIR_i and CHAIR_s over captions (objects mentioned that are not in the image)",

@@ -63,6 +63,7 @@ function f3(x: number): string {
   return Number.isFinite(x) ? x.toFixed(3) : "undefined (no yes answer)";
 }
 
+/** The POPE analyzer: `popeMetrics` per split as run-level findings (no per-case signal). */
 export const pope: Analyzer = {
   name: "pope",
   description: "POPE per split: accuracy, precision, recall, F1, yes-ratio, unknown share",

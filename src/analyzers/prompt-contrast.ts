@@ -13,6 +13,7 @@ function rewriteFor(prompt: string): string {
   return prompt.includes("<image>") ? REWRITE : TEXT_REWRITE;
 }
 
+/** The prompt-contrast analyzer: per-case `promptContrast.flip` (1 = the answer changed under the rewrite). */
 export const promptContrast: Analyzer = {
   name: "promptContrast",
   description: `answer flips under a meaning-preserving rewrite: '${REWRITE}' (${rewrite(REWRITE).description}) for image prompts, '${TEXT_REWRITE}' (${rewrite(TEXT_REWRITE).description}) for text`,

@@ -10,6 +10,7 @@ import { promptContrast } from "./prompt-contrast.ts";
 import type { Analyzer } from "./types.ts";
 import { logitLens, logprobEntropy, tokenEntropy } from "./uncertainty.ts";
 
+/** Every analyzer, in the order that breaks ties when `rankAnalyzers` scores them against the hints. */
 export const ANALYZERS: readonly Analyzer[] = [
   attention,
   attentionSink,

@@ -17,6 +17,7 @@ function parts(prompt: string): { marker: string; question: string } {
   return m ? { marker: m[1]!.trimEnd() + " ", question: m[2]!.trim() } : { marker: "", question: prompt.trim() };
 }
 
+/** The meaning-preserving rewrites, by name; each keeps the image marker first. */
 export const REWRITES: readonly Rewrite[] = [
   {
     name: "context",

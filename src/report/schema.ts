@@ -102,6 +102,7 @@ const RepairRow = v.object({
   validated: v.boolean(),
 });
 
+/** The whole report (version `REPORT_VERSION`): what `validateReport` checks and `Report` is inferred from. */
 export const ReportSchema = v.object({
   format: v.literal("evalrx-report"),
   version: v.literal(REPORT_VERSION),
