@@ -325,6 +325,27 @@ export function storeContract(name: string, factory: StoreFactory): void {
           { runId: "r", name: "passRate", value: 0.55, interval: [0.45, 0.65], n: 100 },
         ]);
       });
+
+      withStore("scores and traces of a run never created are refused", async (store) => {
+        await store.createRun(run("r"));
+        await expect(
+          store.putScores([
+            { runId: "r", name: "a", value: 1 },
+            { runId: "ghost", name: "a", value: 1 },
+          ]),
+        ).rejects.toThrow(/putScores\(\): no run 'ghost'; create it with createRun\(\) first/);
+        const trace = (runId: string) => ({
+          runId,
+          caseId: "c",
+          repeat: 0,
+          name: "t",
+          data: new Float32Array([1]),
+          shape: [1],
+          axes: ["x"],
+        });
+        await expect(store.putTraces([trace("ghost")])).rejects.toThrow(/putTraces\(\): no run 'ghost'/);
+        expect(await store.traces("ghost")).toEqual([]);
+      });
     });
 
     describe("export and import", () => {

@@ -1,4 +1,4 @@
-import { deleteDB, openDB, type IDBPDatabase } from "idb";
+import { deleteDB, openDB, type IDBPDatabase, type IDBPTransaction } from "idb";
 import {
   arrayBytes,
   byId,
@@ -362,13 +362,7 @@ export class IdbStore implements Store {
     for (const trace of traces) checkTrace(trace);
     await guard(async () => {
       const tx = this.#db.transaction(["runs", "traces"], "readwrite");
-      const runIds = [...new Set(traces.map((t) => t.runId))];
-      const known = await Promise.all(runIds.map((id) => tx.objectStore("runs").getKey(id)));
-      const missing = runIds.find((_, i) => known[i] === undefined);
-      if (missing !== undefined) {
-        abort(tx);
-        throw new StoreError(`putTraces(): no run '${missing}'; create it with createRun() first`);
-      }
+      await requireRuns(tx, traces, "putTraces");
       const store = tx.objectStore("traces");
       for (const t of traces) {
         const key = [t.runId, t.caseId, t.repeat, t.name];
@@ -433,13 +427,7 @@ export class IdbStore implements Store {
   async putScores(scores: readonly ScoreRecord[]): Promise<void> {
     await guard(async () => {
       const tx = this.#db.transaction(["runs", "scores"], "readwrite");
-      const runIds = [...new Set(scores.map((s) => s.runId))];
-      const known = await Promise.all(runIds.map((id) => tx.objectStore("runs").getKey(id)));
-      const missing = runIds.find((_, i) => known[i] === undefined);
-      if (missing !== undefined) {
-        abort(tx);
-        throw new StoreError(`putScores(): no run '${missing}'; create it with createRun() first`);
-      }
+      await requireRuns(tx, scores, "putScores");
       for (const s of scores) quiet(tx.objectStore("scores").put(s));
       await tx.done;
     }, "putScores");
@@ -498,6 +486,21 @@ function quiet(request: Promise<unknown>): void {
 function abort(tx: { abort(): void; readonly done: Promise<void> }): void {
   tx.done.catch(() => undefined);
   tx.abort();
+}
+
+/** Rolls the transaction back with a `StoreError` when a record names a run that was never created. */
+async function requireRuns(
+  tx: IDBPTransaction<unknown, ["runs", ...string[]], "readwrite">,
+  records: readonly { readonly runId: string }[],
+  what: string,
+): Promise<void> {
+  const runIds = [...new Set(records.map((r) => r.runId))];
+  const known = await Promise.all(runIds.map((id) => tx.objectStore("runs").getKey(id)));
+  const missing = runIds.find((_, i) => known[i] === undefined);
+  if (missing !== undefined) {
+    abort(tx);
+    throw new StoreError(`${what}(): no run '${missing}'; create it with createRun() first`);
+  }
 }
 
 /** Runs one transaction's work and turns storage failures into a `StoreError` saying what was kept. */
