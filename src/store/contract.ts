@@ -326,26 +326,30 @@ export function storeContract(name: string, factory: StoreFactory): void {
         ]);
       });
 
-      withStore("scores and traces of a run never created are refused", async (store) => {
-        await store.createRun(run("r"));
-        await expect(
-          store.putScores([
-            { runId: "r", name: "a", value: 1 },
-            { runId: "ghost", name: "a", value: 1 },
-          ]),
-        ).rejects.toThrow(/putScores\(\): no run 'ghost'; create it with createRun\(\) first/);
-        const trace = (runId: string) => ({
-          runId,
-          caseId: "c",
-          repeat: 0,
-          name: "t",
-          data: new Float32Array([1]),
-          shape: [1],
-          axes: ["x"],
-        });
-        await expect(store.putTraces([trace("ghost")])).rejects.toThrow(/putTraces\(\): no run 'ghost'/);
-        expect(await store.traces("ghost")).toEqual([]);
-      });
+      withStore(
+        "scores and traces of a run never created are refused, and nothing of that write is kept",
+        async (store) => {
+          await store.createRun(run("r"));
+          await expect(
+            store.putScores([
+              { runId: "r", name: "a", value: 1 },
+              { runId: "ghost", name: "a", value: 1 },
+            ]),
+          ).rejects.toThrow(/putScores\(\): no run 'ghost'; create it with createRun\(\) first/);
+          expect(await store.scores("r")).toEqual([]);
+          const trace = (runId: string) => ({
+            runId,
+            caseId: "c",
+            repeat: 0,
+            name: "t",
+            data: new Float32Array([1]),
+            shape: [1],
+            axes: ["x"],
+          });
+          await expect(store.putTraces([trace("r"), trace("ghost")])).rejects.toThrow(/putTraces\(\): no run 'ghost'/);
+          expect(await store.traces("r")).toEqual([]);
+        },
+      );
     });
 
     describe("export and import", () => {

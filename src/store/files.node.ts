@@ -263,8 +263,9 @@ export class FileStore implements Store {
 
   async putTraces(traces: readonly TraceRecord[]): Promise<void> {
     for (const trace of traces) checkTrace(trace);
+    // Every run checked before anything is written, so a refused call keeps nothing.
+    for (const runId of new Set(traces.map((t) => t.runId))) await this.#requireRun(runId, "putTraces");
     for (const trace of traces) {
-      await this.#requireRun(trace.runId, "putTraces");
       const name = [trace.caseId, String(trace.repeat), trace.name].map(encodeName).join(".");
       const { data, ...header } = trace;
       const base = join(this.#runDir(trace.runId), "traces", name);
@@ -305,8 +306,8 @@ export class FileStore implements Store {
   async putScores(scores: readonly ScoreRecord[]): Promise<void> {
     const byRun = new Map<string, ScoreRecord[]>();
     for (const s of scores) byRun.set(s.runId, [...(byRun.get(s.runId) ?? []), s]);
+    for (const runId of byRun.keys()) await this.#requireRun(runId, "putScores");
     for (const [runId, list] of byRun) {
-      await this.#requireRun(runId, "putScores");
       const path = join(this.#runDir(runId), "scores.json");
       const current = (await readJson<Record<string, ScoreRecord>>(path)) ?? {};
       for (const s of list) current[s.name] = s;
