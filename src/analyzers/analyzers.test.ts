@@ -108,19 +108,23 @@ describe("run-level analyzers", () => {
       { case: kase("2", "no", { split: "random" }), output: "yes", passed: false },
       { case: kase("3", "yes", { split: "adversarial" }), output: "no", passed: false },
       { case: kase("4", "no", { split: "adversarial" }), output: "maybe", passed: false },
+      { case: kase("5", "yes", { split: "adversarial" }), output: "i think yes", passed: true },
     ];
-    const [all, random] = popeMetrics(items);
-    // An answer that is neither yes nor no counts as "no" (POPE's convention) and is reported as unknown.
+    const [all, random, adversarial] = popeMetrics(items);
+    // Answers are read as the yesNo evaluator reads them ("i think yes" is yes), and an answer that is
+    // neither yes nor no is reported as unknown and is wrong, as the evaluator's verdict (passed) says.
     expect(all).toMatchObject({
       split: "all",
-      n: 4,
-      accuracy: 0.5,
-      precision: 0.5,
-      recall: 0.5,
-      yesRatio: 0.5,
-      unknownShare: 0.25,
+      n: 5,
+      accuracy: 0.4,
+      precision: 2 / 3,
+      recall: 2 / 3,
+      yesRatio: 0.6,
+      unknownShare: 0.2,
     });
+    expect(all!.accuracy).toBe(items.filter((i) => i.passed).length / items.length);
     expect(random).toMatchObject({ split: "random", n: 2, accuracy: 0.5 });
+    expect(adversarial).toMatchObject({ split: "adversarial", n: 3, accuracy: 1 / 3 });
   });
 
   it("CHAIR_i and CHAIR_s over captions", () => {

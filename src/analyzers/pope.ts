@@ -1,10 +1,12 @@
 /**
  * POPE metrics per split (random / popular / adversarial): accuracy,
  * precision, recall and F1 of "yes", the yes-ratio, and the share of answers
- * that are neither yes nor no (counted as "no", POPE's convention). Run-level only: no per-case signal.
+ * that are neither yes nor no. Answers are read by the same `extractYesNo` as the `yesNo` evaluator, and an
+ * unreadable answer is wrong on either side (as the evaluator judges it), so this analyzer's accuracy agrees with
+ * the labels the loop uses. Run-level only: no per-case signal.
  */
+import { extractYesNo } from "../core/yes-no.ts";
 import type { Analyzer, ProbeItem } from "./types.ts";
-import { answerKey } from "./rewrites.ts";
 
 export interface PopeRow {
   readonly split: string;
@@ -33,15 +35,15 @@ export function popeMetrics(items: readonly ProbeItem[]): PopeRow[] {
       unknown = 0,
       yes = 0;
     for (const i of rows) {
-      const said = answerKey(i.output);
+      const said = extractYesNo(i.output).answer;
       const want = String(i.case.expected).trim().toLowerCase();
-      if (said !== "yes" && said !== "no") unknown++;
+      if (said === "unknown") unknown++;
       if (said === "yes") yes++;
       if (want === "yes") {
         if (said === "yes") tp++;
         else fn++;
       } else if (said === "yes") fp++;
-      else tn++;
+      else if (said === "no") tn++;
     }
     const n = rows.length;
     const precision = tp + fp ? tp / (tp + fp) : NaN;

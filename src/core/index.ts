@@ -2,3 +2,4 @@ export * from "./capability.ts";
 export * from "./model.ts";
 export * from "./case.ts";
 export * from "./result.ts";
+export * from "./yes-no.ts";
