@@ -3,3 +3,4 @@ export * from "./model.ts";
 export * from "./case.ts";
 export * from "./result.ts";
 export * from "./yes-no.ts";
+export * from "./dataset.ts";

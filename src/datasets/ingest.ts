@@ -1,3 +1,4 @@
+import type { DatasetRecord } from "../core/index.ts";
 import { caseHash, caseVersionHash, versionFromHashes } from "./identity.ts";
 import { importStream } from "./import.ts";
 import type { ImportFormat, ImportOptions, ImportSource, ImportedCase, Problem } from "./types.ts";
@@ -5,17 +6,8 @@ import type { ImportFormat, ImportOptions, ImportSource, ImportedCase, Problem }
 /** A case as a store keeps it: the imported case, its dataset, and its `caseHash`. */
 export type CaseRow = ImportedCase & { readonly datasetId: string; readonly hash: string };
 
-/** A dataset's record as a store keeps it (the same shape as the store's `DatasetRecord`). */
-export interface DatasetInfo {
-  readonly id: string;
-  readonly name: string;
-  readonly version: string;
-  readonly source?: string;
-  readonly format?: string;
-  readonly caseCount: number;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
+/** A dataset's record as a store keeps it. */
+export type DatasetInfo = DatasetRecord;
 
 /**
  * Where an import writes: the parts of the store it needs (any `Store` from

@@ -1,4 +1,6 @@
-import type { FailureCase } from "../core/index.ts";
+import type { DatasetRecord, FailureCase } from "../core/index.ts";
+
+export type { DatasetRecord };
 
 /**
  * The store's records and its one interface. Two implementations pass one
@@ -8,22 +10,6 @@ import type { FailureCase } from "../core/index.ts";
  * Every record is plain data (JSON plus typed arrays in traces), so a run can
  * be exported as one file and imported on another machine.
  */
-
-/** One dataset: its identity and how many cases it holds. Cases live apart, keyed by `[datasetId, caseId]`. */
-export interface DatasetRecord {
-  /** Chosen by the caller (the CLI uses the file name without its extension). */
-  readonly id: string;
-  readonly name: string;
-  /** `datasetVersion(cases)`: 12 hex characters, changes whenever a case does. */
-  readonly version: string;
-  /** Where it was imported from (a file name), for the reader. */
-  readonly source?: string;
-  readonly format?: string;
-  readonly caseCount: number;
-  /** ISO 8601 timestamps. */
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
 
 /**
  * A case as the store keeps it: the dataset's case (see `ImportedCase` in
