@@ -4,3 +4,4 @@ export * from "./case.ts";
 export * from "./result.ts";
 export * from "./yes-no.ts";
 export * from "./dataset.ts";
+export * from "./bytes.ts";

@@ -1,3 +1,4 @@
+import { concatBytes } from "../core/bytes.ts";
 import type { ImportSource } from "./types.ts";
 
 /** One line of a text file: its text, or why it could not be decoded. */
@@ -63,7 +64,7 @@ export async function* readLines(source: ImportSource): AsyncGenerator<Line[]> {
           break;
         }
         const piece = chunk.subarray(start, nl);
-        out.push(decode(pending.length ? concat([...pending, piece]) : piece));
+        out.push(decode(pending.length ? concatBytes([...pending, piece]) : piece));
         pending = [];
         start = nl + 1;
       }
@@ -71,7 +72,7 @@ export async function* readLines(source: ImportSource): AsyncGenerator<Line[]> {
     if (out.length) yield out;
   }
   // A last line without its newline (a truncated file) is still a line.
-  if (pending.length) yield [decode(concat(pending))];
+  if (pending.length) yield [decode(concatBytes(pending))];
   else if (pendingText) yield [fromText(pendingText)];
 }
 
@@ -95,23 +96,10 @@ export async function* chunks(source: ImportSource): AsyncGenerator<Uint8Array |
   else throw new Error("readLines(): expected text, bytes or an async iterable of chunks (e.g. file.stream())");
 }
 
-/** One buffer holding these buffers back to back. */
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  let size = 0;
-  for (const p of parts) size += p.length;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 /** The whole source as bytes (for formats that need the file at once: CSV, Parquet, JSON logs). */
 export async function readAll(source: ImportSource): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
   const encoder = new TextEncoder();
   for await (const chunk of chunks(source)) parts.push(typeof chunk === "string" ? encoder.encode(chunk) : chunk);
-  return parts.length === 1 ? parts[0]! : concat(parts);
+  return parts.length === 1 ? parts[0]! : concatBytes(parts);
 }

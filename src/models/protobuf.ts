@@ -5,6 +5,7 @@
  * schema and re-encoding would silently drop fields an older schema does not
  * know; slicing raw bytes cannot.
  */
+import { concatBytes } from "../core/bytes.ts";
 
 /** Protobuf wire types. */
 export const WIRE = { varint: 0, fixed64: 1, bytes: 2, fixed32: 5 } as const;
@@ -123,18 +124,7 @@ export function encodeVarint(value: number): Uint8Array {
   return Uint8Array.from(out);
 }
 
-/** Joins byte chunks into one buffer. */
-export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
-  let size = 0;
-  for (const chunk of chunks) size += chunk.length;
-  const out = new Uint8Array(size);
-  let pos = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, pos);
-    pos += chunk.length;
-  }
-  return out;
-}
+export { concatBytes };
 
 /** A length-delimited field: tag, length, payload. */
 export function bytesField(field: number, value: Uint8Array): Uint8Array {
