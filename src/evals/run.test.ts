@@ -129,6 +129,39 @@ describe("runEval", () => {
     ).rejects.toThrow(/different plan/);
   });
 
+  it("holds the run's lock for its whole life: a second writer of the same run is refused before judging anything", async () => {
+    const slow = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes" : "no"), 5);
+    const other = await FileStore.open(dir); // a second process on the same store
+    const first = runEval({ store, dataset: { id: "toy", cases }, model: slow, evaluators: [yesNo()], runId: "r" });
+    while (!(await other.runLockHolder("r"))) await new Promise((r) => setTimeout(r, 2));
+    const second = new ScriptedModel(() => "yes");
+    const refused = await runEval({
+      store: other,
+      dataset: { id: "toy", cases },
+      model: second,
+      evaluators: [yesNo()],
+      resume: "r",
+    }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ name: "RunLockedError", runId: "r" });
+    expect((refused as Error).message).toMatch(
+      /run 'r' already has a writer: this process \(pid \d+\), writing run 'r'/,
+    );
+    expect(second.calls).toHaveLength(0);
+    expect((await first).run.status).toBe("finished");
+    expect(await other.runLockHolder("r")).toBeUndefined();
+    expect((await store.items("r")).map((i) => i.index)).toEqual(Array.from({ length: 10 }, (_, i) => i));
+
+    // A caller that holds the lock already (the page) passes it in; runEval keeps it held afterwards.
+    const lock = await store.lockRun("held");
+    const { run } = await runEval({ store, dataset: { id: "toy", cases }, model: second, evaluators: [yesNo()], lock });
+    expect(run.id).toBe("held");
+    expect(await other.runLockHolder("held")).toEqual(expect.any(String));
+    await lock.release();
+    await expect(
+      runEval({ store, dataset: { id: "toy", cases }, model: second, evaluators: [yesNo()], lock, runId: "x" }),
+    ).rejects.toThrow("runEval(): the lock given is for run 'held', not for 'x'");
+  });
+
   it("rescore judges recorded outputs again beside the old verdicts; judges are refused", async () => {
     const model = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes ." : "no ."));
     const { run } = await runEval({ store, dataset: { id: "toy", cases }, model, evaluators: [exact()] });

@@ -1,7 +1,7 @@
 import type { FailureCase, ImagePixels, Model, ModelInput, Progress } from "../core/index.ts";
 import { caseHash, datasetVersion } from "../datasets/identity.ts";
 import { sha256Hex } from "../datasets/hash.ts";
-import type { ItemRecord, RunRecord, Store } from "../store/types.ts";
+import type { ItemRecord, RunLock, RunRecord, Store } from "../store/types.ts";
 import { runChecks } from "./evaluator.ts";
 import { fingerprintHash, type Fingerprint } from "./fingerprint.ts";
 import { evalConfig, runView, toItemCheck, type EvalRunConfig, type RunCaseInfo, type RunView } from "./run-view.ts";
@@ -42,6 +42,14 @@ export interface RunEvalOptions {
   readonly runId?: string;
   /** Continue this interrupted run instead of starting one: its plan must be the same. */
   readonly resume?: string;
+  /**
+   * The run's writer lock, when the caller already holds it (e.g. the page,
+   * which locks a run for as long as it shows it running); a new run then
+   * takes the lock's run id. Without it runEval takes the lock itself
+   * (`store.lockRun`) for the run's whole life and lets go at the end, so a
+   * run another writer holds is refused up front, before anything is judged.
+   */
+  readonly lock?: RunLock;
   /** Reads a case's image reference (a path relative to the dataset, a data URL, a `sha256:` key). */
   readonly images?: (ref: string, row: FailureCase) => Promise<Uint8Array | ImagePixels>;
   /** The model's identity for the fingerprint (files' hashes); default its spec key. */
@@ -179,6 +187,66 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunResult> {
   };
   const total = cases.length * repeats;
 
+  const wanted = options.resume ?? options.runId;
+  if (options.lock && wanted !== undefined && options.lock.runId !== wanted)
+    throw new Error(`runEval(): the lock given is for run '${options.lock.runId}', not for '${wanted}'`);
+  const lock = options.lock ?? (await lockNewOrNamed(store, wanted, evalKey, now));
+  try {
+    return await judgeRun(
+      options,
+      { cases, repeats, concurrency, gen, now, fingerprint, evalKey, config, total },
+      lock.runId,
+    );
+  } finally {
+    if (!options.lock) await lock.release();
+  }
+}
+
+/** What `runEval` has worked out before it judges anything. */
+interface Plan {
+  readonly cases: readonly FailureCase[];
+  readonly repeats: number;
+  readonly concurrency: number;
+  readonly gen: GenerationSettings;
+  readonly now: () => Date;
+  readonly fingerprint: Fingerprint;
+  readonly evalKey: string;
+  readonly config: EvalRunConfig;
+  readonly total: number;
+}
+
+/**
+ * The writer lock of the run `runEval` will write: the named one (a resumed
+ * run, or a given id), or a fresh id of this eval whose lock is free (another
+ * process may be starting a run of the same eval in the same second).
+ */
+async function lockNewOrNamed(
+  store: Store,
+  id: string | undefined,
+  evalKey: string,
+  now: () => Date,
+): Promise<RunLock> {
+  if (id !== undefined) return store.lockRun(id);
+  const base = `${evalKey.replace(/[^\w.-]+/g, "-")}-${stamp(now())}`;
+  for (let k = 1; ; k++) {
+    const candidate = k === 1 ? base : `${base}-${k}`;
+    if (await store.getRun(candidate)) continue;
+    let lock: RunLock;
+    try {
+      lock = await store.lockRun(candidate);
+    } catch (error) {
+      if ((error as Error)?.name === "RunLockedError") continue;
+      throw error;
+    }
+    if (!(await store.getRun(candidate))) return lock;
+    await lock.release();
+  }
+}
+
+/** Judges every pending item of the run `runId` (new or resumed) while holding its lock. */
+async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Promise<EvalRunResult> {
+  const { store, dataset, model, evaluators } = options;
+  const { cases, repeats, concurrency, gen, now, fingerprint, evalKey, config, total } = plan;
   let record: RunRecord;
   const done = new Set<number>();
   if (options.resume !== undefined) {
@@ -194,12 +262,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunResult> {
     record = existing;
     await store.updateRun(existing.id, { status: "running" });
   } else {
-    let id = options.runId;
-    if (id === undefined) {
-      const base = `${evalKey.replace(/[^\w.-]+/g, "-")}-${stamp(now())}`;
-      id = base;
-      for (let k = 2; await store.getRun(id); k++) id = `${base}-${k}`;
-    }
+    const id = runId;
     record = {
       id,
       kind: "eval",
@@ -215,7 +278,6 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunResult> {
       { stage: "plan", schema: 1, type: "eval.plan", payload: { eval: evalKey, cases: cases.length, repeats, total } },
     ]);
   }
-  const runId = record.id;
   const seedBase = gen.seed !== undefined ? gen.seed : `run:${runId}`;
 
   const pending: number[] = [];

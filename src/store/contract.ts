@@ -1,13 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { StoreError } from "./errors.ts";
+import { RunLockedError, StoreError } from "./errors.ts";
 import { resumePoint } from "./resume.ts";
 import type { DatasetRecord, ItemRecord, RunExport, RunRecord, Store, StoredCase } from "./types.ts";
 import nodeExport from "./fixtures/run-export.json";
 
-/** How the contract gets a store: a fresh empty one, and the same one reopened (to prove writes persisted). */
+/**
+ * How the contract gets a store: a fresh empty one, the same one reopened (to
+ * prove writes persisted), and a second connection to the same data while the
+ * first stays open (another process on the directory, another tab on the database).
+ */
 export interface StoreFactory {
   fresh(): Promise<Store>;
   reopen(store: Store): Promise<Store>;
+  another(store: Store): Promise<Store>;
 }
 
 const PNG = Uint8Array.from(
@@ -350,6 +355,92 @@ export function storeContract(name: string, factory: StoreFactory): void {
           expect(await store.traces("r")).toEqual([]);
         },
       );
+    });
+
+    describe("one writer per run", () => {
+      it("a second writer is refused up front, naming the holder; other runs lock side by side", async () => {
+        const a = await factory.fresh();
+        const b = await factory.another(a);
+        try {
+          expect(await b.runLockHolder("r")).toBeUndefined();
+          const lock = await a.lockRun("r"); // before the run exists: a runner locks, then creates
+          expect(lock.runId).toBe("r");
+          expect(lock.lost.aborted).toBe(false);
+          expect(await b.runLockHolder("r")).toEqual(expect.any(String));
+          const refused = await b.lockRun("r").catch((e: unknown) => e);
+          expect(refused).toBeInstanceOf(RunLockedError);
+          expect(refused).toMatchObject({ runId: "r", holder: expect.any(String) });
+          expect((refused as Error).message).toMatch(/^run 'r' already has a writer: .+\. One writer per run/);
+          const other = await b.lockRun("r2");
+          await a.createRun(run("r"));
+          await a.appendItems("r", [item("r", 0)], marker(1, 3));
+          // The other connection's writes to the locked run are refused; nothing of them is kept.
+          await expect(b.appendItems("r", [item("r", 1)], marker(2, 3))).rejects.toBeInstanceOf(RunLockedError);
+          await expect(b.appendEvents("r", [{ stage: "x", schema: 1, type: "x", payload: 1 }])).rejects.toThrow(
+            /already has a writer/,
+          );
+          await expect(b.updateRun("r", { status: "failed" })).rejects.toBeInstanceOf(RunLockedError);
+          await expect(b.putScores([{ runId: "r", name: "s", value: 1 }])).rejects.toBeInstanceOf(RunLockedError);
+          await expect(b.deleteRun("r")).rejects.toBeInstanceOf(RunLockedError);
+          expect((await b.items("r")).map((i) => i.index)).toEqual([0]);
+          expect((await b.getRun("r"))!.status).toBe("running");
+          expect(await b.events("r")).toEqual([]);
+          // Released: the other connection takes over, and the first one is now the outsider.
+          await lock.release();
+          await lock.release(); // twice is harmless
+          expect(await b.runLockHolder("r")).toBeUndefined();
+          const taken = await b.lockRun("r");
+          await b.appendItems("r", [item("r", 1)], marker(2, 3));
+          await expect(a.appendItems("r", [item("r", 2)], marker(3, 3))).rejects.toBeInstanceOf(RunLockedError);
+          await taken.release();
+          await other.release();
+          await a.appendItems("r", [item("r", 2)], marker(3, 3)); // nobody holds it: an unlocked write goes through
+          expect((await a.items("r")).map((i) => i.index)).toEqual([0, 1, 2]);
+        } finally {
+          await a.close();
+          await b.close();
+        }
+      });
+
+      it("wait: true waits for the holder to let go; an aborted signal ends the wait", async () => {
+        const a = await factory.fresh();
+        const b = await factory.another(a);
+        try {
+          const first = await a.lockRun("r");
+          const order: string[] = [];
+          const waiting = b.lockRun("r", { wait: true }).then((lock) => {
+            order.push("second got it");
+            return lock;
+          });
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          order.push("first lets go");
+          await first.release();
+          const second = await waiting;
+          expect(order).toEqual(["first lets go", "second got it"]);
+          const controller = new AbortController();
+          const gaveUp = a.lockRun("r", { wait: true, signal: controller.signal }).catch((e: unknown) => e);
+          setTimeout(() => controller.abort(new Error("the user cancelled")), 50);
+          expect(await gaveUp).toMatchObject({ message: "the user cancelled" });
+          expect(await a.runLockHolder("r")).toEqual(expect.any(String));
+          await second.release();
+          expect(await a.runLockHolder("r")).toBeUndefined();
+        } finally {
+          await a.close();
+          await b.close();
+        }
+      });
+
+      it("closing a store lets go of its locks", async () => {
+        const a = await factory.fresh();
+        await a.lockRun("r");
+        const again = await factory.reopen(a);
+        try {
+          expect(await again.runLockHolder("r")).toBeUndefined();
+          await (await again.lockRun("r")).release();
+        } finally {
+          await again.close();
+        }
+      });
     });
 
     describe("export and import", () => {

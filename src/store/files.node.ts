@@ -28,6 +28,7 @@ import {
 } from "./codec.ts";
 import { buildExport, importInto } from "./portable.ts";
 import { StoreError } from "./errors.ts";
+import { FileLock } from "./lock.node.ts";
 import type {
   DatasetRecord,
   EventInput,
@@ -35,9 +36,11 @@ import type {
   ExportOptions,
   ImageRecord,
   ItemRecord,
+  LockOptions,
   RunExport,
   RunFilter,
   RunProgress,
+  RunLock,
   RunRecord,
   ScoreRecord,
   StorageUsage,
@@ -58,19 +61,23 @@ import type {
  * runs/<id>/events.jsonl       one event per line
  * runs/<id>/scores.json        scores by name (temp file + rename)
  * runs/<id>/traces/<n>.bin     one trace's array bytes; <n>.json its header (written last)
+ * locks/<id>.lock              the run's writer: pid, host, token; its mtime is the heartbeat
  * ```
  *
  * Append-only logs hold whole lines: a line is written by one `write` and
  * counts only once its newline is there, so a process killed mid-append
  * leaves a torn tail that readers ignore and the next append cuts off. Items
  * and their progress marker share one line, so they are stored together or not at all.
- * One writer per directory at a time.
+ * One writer per run (`lockRun`): while a live process holds a run's lock,
+ * writes to that run from anyone else are refused.
  */
 export class FileStore implements Store {
   readonly #root: string;
   readonly #caseIds = new Map<string, Set<string>>();
   readonly #eventCount = new Map<string, number>();
   readonly #itemIndexes = new Map<string, Set<number>>();
+  /** Run locks this store holds, by run id. */
+  readonly #locks = new Map<string, FileLock>();
 
   private constructor(root: string) {
     this.#root = root;
@@ -81,6 +88,7 @@ export class FileStore implements Store {
     await mkdir(join(dir, "datasets"), { recursive: true });
     await mkdir(join(dir, "images"), { recursive: true });
     await mkdir(join(dir, "runs"), { recursive: true });
+    await mkdir(join(dir, "locks"), { recursive: true });
     return new FileStore(dir);
   }
 
@@ -201,10 +209,12 @@ export class FileStore implements Store {
   ): Promise<void> {
     const run = await this.getRun(id);
     if (!run) throw new StoreError(`updateRun(): no run '${id}'`);
+    await this.#checkWriter(id);
     await this.#write(join(this.#runDir(id), "run.json"), JSON.stringify({ ...run, ...changes }));
   }
 
   async deleteRun(id: string): Promise<void> {
+    await this.#checkWriter(id);
     await rm(this.#runDir(id), { recursive: true, force: true });
     this.#eventCount.delete(id);
     this.#itemIndexes.delete(id);
@@ -212,6 +222,7 @@ export class FileStore implements Store {
 
   async appendItems(runId: string, items: readonly ItemRecord[], progress: Omit<RunProgress, "runId">): Promise<void> {
     await this.#requireRun(runId, "appendItems");
+    await this.#checkWriter(runId);
     const known = await this.#knownItemIndexes(runId);
     const seen = new Set<number>();
     for (const item of items) {
@@ -243,6 +254,7 @@ export class FileStore implements Store {
 
   async appendEvents(runId: string, events: readonly EventInput[]): Promise<EventRecord[]> {
     await this.#requireRun(runId, "appendEvents");
+    await this.#checkWriter(runId);
     let seq = await this.#knownEventCount(runId);
     const now = new Date().toISOString();
     const records: EventRecord[] = events.map((e) => ({ ...e, runId, seq: seq++, ts: e.ts ?? now }));
@@ -264,7 +276,10 @@ export class FileStore implements Store {
   async putTraces(traces: readonly TraceRecord[]): Promise<void> {
     for (const trace of traces) checkTrace(trace);
     // Every run checked before anything is written, so a refused call keeps nothing.
-    for (const runId of new Set(traces.map((t) => t.runId))) await this.#requireRun(runId, "putTraces");
+    for (const runId of new Set(traces.map((t) => t.runId))) {
+      await this.#requireRun(runId, "putTraces");
+      await this.#checkWriter(runId);
+    }
     for (const trace of traces) {
       const name = [trace.caseId, String(trace.repeat), trace.name].map(encodeName).join(".");
       const { data, ...header } = trace;
@@ -306,7 +321,10 @@ export class FileStore implements Store {
   async putScores(scores: readonly ScoreRecord[]): Promise<void> {
     const byRun = new Map<string, ScoreRecord[]>();
     for (const s of scores) byRun.set(s.runId, [...(byRun.get(s.runId) ?? []), s]);
-    for (const runId of byRun.keys()) await this.#requireRun(runId, "putScores");
+    for (const runId of byRun.keys()) {
+      await this.#requireRun(runId, "putScores");
+      await this.#checkWriter(runId);
+    }
     for (const [runId, list] of byRun) {
       const path = join(this.#runDir(runId), "scores.json");
       const current = (await readJson<Record<string, ScoreRecord>>(path)) ?? {};
@@ -318,6 +336,31 @@ export class FileStore implements Store {
   async scores(runId: string): Promise<ScoreRecord[]> {
     const current = (await readJson<Record<string, ScoreRecord>>(join(this.#runDir(runId), "scores.json"))) ?? {};
     return Object.values(current).sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
+
+  // One writer per run.
+
+  async lockRun(runId: string, options: LockOptions = {}): Promise<RunLock> {
+    const lock = await FileLock.acquire(this.#lockPath(runId), {
+      runId,
+      what: `run '${runId}'`,
+      ...(options.wait !== undefined && { wait: options.wait }),
+      ...(options.signal && { signal: options.signal }),
+    });
+    this.#locks.set(runId, lock);
+    return {
+      runId,
+      holder: lock.holder,
+      lost: lock.lost,
+      release: async () => {
+        if (this.#locks.get(runId) === lock) this.#locks.delete(runId);
+        await lock.release();
+      },
+    };
+  }
+
+  async runLockHolder(runId: string): Promise<string | undefined> {
+    return FileLock.holder(this.#lockPath(runId));
   }
 
   // Export / import.
@@ -342,6 +385,8 @@ export class FileStore implements Store {
   }
 
   async close(): Promise<void> {
+    for (const lock of this.#locks.values()) await lock.release();
+    this.#locks.clear();
     this.#caseIds.clear();
     this.#eventCount.clear();
     this.#itemIndexes.clear();
@@ -359,6 +404,15 @@ export class FileStore implements Store {
 
   #runDir(id: string) {
     return join(this.#root, "runs", encodeName(id));
+  }
+
+  #lockPath(runId: string) {
+    return join(this.#root, "locks", `${encodeName(runId)}.lock`);
+  }
+
+  /** Refuses a write to a run another live process holds the lock of, or whose lock this store lost. */
+  async #checkWriter(runId: string) {
+    await FileLock.check(this.#lockPath(runId), runId, this.#locks.get(runId));
   }
 
   async #requireRun(runId: string, what: string) {

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { dataset, storeContract, storedCase } from "./contract.ts";
+import { dataset, item, run, storeContract, storedCase } from "./contract.ts";
 import { IdbStore } from "./idb.browser.ts";
 
 const names: string[] = [];
@@ -16,6 +16,9 @@ storeContract("IndexedDB (real Chromium)", {
   },
   async reopen(store) {
     await store.close();
+    return IdbStore.open((store as IdbStore).name);
+  },
+  async another(store) {
     return IdbStore.open((store as IdbStore).name);
   },
 });
@@ -46,5 +49,47 @@ describe("IndexedDB store across connections (two tabs)", () => {
     expect(await store.getCase("ds", "c2499")).toEqual(many[2499]);
     expect(await store.getCase("ds", "c9999")).toBeUndefined();
     await store.close();
+  });
+});
+
+describe("one writer per run across realms (a worker is another client of the Web Locks, as another tab is)", () => {
+  type Reply = { ok: boolean; holder?: string; name?: string; message?: string };
+  it("a worker is refused while this page holds the run, and holds it once the page lets go", async () => {
+    const name = `evalrx-lock-${Date.now()}`;
+    names.push(name);
+    const worker = new Worker(new URL("./lock-worker.browser.ts", import.meta.url), { type: "module" });
+    const ask = (action: "lock" | "release" | "holder") =>
+      new Promise<Reply>((resolve) => {
+        worker.addEventListener("message", (e: MessageEvent<Reply>) => resolve(e.data), { once: true });
+        worker.postMessage({ db: name, runId: "r", action });
+      });
+    const page = await IdbStore.open(name);
+    try {
+      const lock = await page.lockRun("r");
+      expect(lock.holder).toBe("this tab");
+      expect(await ask("lock")).toMatchObject({
+        ok: false,
+        name: "RunLockedError",
+        message: expect.stringMatching(/^run 'r' already has a writer: another tab or worker of this page\./),
+      });
+      expect(await ask("holder")).toEqual({ ok: true, holder: "another tab or worker of this page" });
+      await lock.release();
+      expect(await ask("lock")).toEqual({ ok: true, holder: "this worker" });
+      expect(await page.runLockHolder("r")).toBe("another tab or worker of this page");
+      await page.createRun(run("r"));
+      await expect(page.appendItems("r", [item("r", 0)], { done: 1, total: 1, updatedAt: "t" })).rejects.toThrow(
+        /already has a writer: another tab or worker/,
+      );
+      await expect(page.lockRun("r")).rejects.toThrow(/already has a writer/);
+      // A worker that goes away (a closed tab) takes its lock with it.
+      worker.terminate();
+      const deadline = Date.now() + 10_000;
+      while ((await page.runLockHolder("r")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(await page.runLockHolder("r")).toBeUndefined();
+      await (await page.lockRun("r")).release();
+    } finally {
+      worker.terminate();
+      await page.close();
+    }
   });
 });

@@ -11,7 +11,7 @@ import {
   matchesFilter,
   sha256Hex,
 } from "./codec.ts";
-import { StoreError } from "./errors.ts";
+import { RunLockedError, StoreError } from "./errors.ts";
 import { buildExport, importInto } from "./portable.ts";
 import type {
   DatasetRecord,
@@ -20,9 +20,11 @@ import type {
   ExportOptions,
   ImageRecord,
   ItemRecord,
+  LockOptions,
   RunExport,
   RunFilter,
   RunProgress,
+  RunLock,
   RunRecord,
   ScoreRecord,
   StorageUsage,
@@ -98,6 +100,8 @@ export class IdbStore implements Store {
   readonly #db: IDBPDatabase;
   /** Case ids per dataset as of a `caseMeta` generation, so adding a batch needs no read of every page. */
   readonly #caseIds = new Map<string, { generation: string; ids: Set<string> }>();
+  /** Run locks this connection holds. */
+  readonly #locks = new Map<string, RunLock>();
   readonly name: string;
 
   private constructor(db: IDBPDatabase, name: string) {
@@ -271,6 +275,7 @@ export class IdbStore implements Store {
     id: string,
     changes: Partial<Pick<RunRecord, "status" | "finishedAt" | "summary" | "config">>,
   ): Promise<void> {
+    await this.#checkWriter(id);
     await guard(async () => {
       const tx = this.#db.transaction("runs", "readwrite");
       const run: RunRecord | undefined = await tx.store.get(id);
@@ -284,6 +289,7 @@ export class IdbStore implements Store {
   }
 
   async deleteRun(id: string): Promise<void> {
+    await this.#checkWriter(id);
     const stores = ["runs", "items", "progress", "events", "traces", "scores"] as const;
     const tx = this.#db.transaction([...stores], "readwrite");
     quiet(tx.objectStore("runs").delete(id));
@@ -304,6 +310,7 @@ export class IdbStore implements Store {
         );
       seen.add(item.index);
     }
+    await this.#checkWriter(runId);
     await guard(async () => {
       const tx = this.#db.transaction(["runs", "items", "progress"], "readwrite");
       const [run, ...existing] = await Promise.all([
@@ -337,6 +344,7 @@ export class IdbStore implements Store {
   }
 
   async appendEvents(runId: string, events: readonly EventInput[]): Promise<EventRecord[]> {
+    await this.#checkWriter(runId);
     return guard(async () => {
       const tx = this.#db.transaction(["runs", "events"], "readwrite");
       if ((await tx.objectStore("runs").getKey(runId)) === undefined) {
@@ -360,6 +368,7 @@ export class IdbStore implements Store {
 
   async putTraces(traces: readonly TraceRecord[]): Promise<void> {
     for (const trace of traces) checkTrace(trace);
+    for (const runId of new Set(traces.map((t) => t.runId))) await this.#checkWriter(runId);
     await guard(async () => {
       const tx = this.#db.transaction(["runs", "traces"], "readwrite");
       await requireRuns(tx, traces, "putTraces");
@@ -425,6 +434,7 @@ export class IdbStore implements Store {
   }
 
   async putScores(scores: readonly ScoreRecord[]): Promise<void> {
+    for (const runId of new Set(scores.map((s) => s.runId))) await this.#checkWriter(runId);
     await guard(async () => {
       const tx = this.#db.transaction(["runs", "scores"], "readwrite");
       await requireRuns(tx, scores, "putScores");
@@ -435,6 +445,37 @@ export class IdbStore implements Store {
 
   async scores(runId: string): Promise<ScoreRecord[]> {
     return this.#db.getAll("scores", IDBKeyRange.bound([runId], [runId, HIGH]));
+  }
+
+  // One writer per run.
+
+  /**
+   * The run's writer lock is a Web Lock (`navigator.locks`) named after this
+   * database and the run, so every tab and worker of the origin sees it; the
+   * browser releases it when the holder's tab or worker goes away.
+   */
+  async lockRun(runId: string, options: LockOptions = {}): Promise<RunLock> {
+    const lock = await takeWebLock(runLockName(this.name, runId), runId, options);
+    this.#locks.set(runId, lock);
+    return {
+      ...lock,
+      release: async () => {
+        if (this.#locks.get(runId) === lock) this.#locks.delete(runId);
+        await lock.release();
+      },
+    };
+  }
+
+  async runLockHolder(runId: string): Promise<string | undefined> {
+    return webLockHolder(runLockName(this.name, runId));
+  }
+
+  /** Refuses a write to a run whose lock another connection, tab or worker holds. */
+  async #checkWriter(runId: string): Promise<void> {
+    const mine = this.#locks.get(runId);
+    if (mine && !mine.lost.aborted) return;
+    const holder = await webLockHolder(runLockName(this.name, runId));
+    if (holder) throw new RunLockedError(runId, holder);
   }
 
   // Export / import.
@@ -462,8 +503,86 @@ export class IdbStore implements Store {
   }
 
   async close(): Promise<void> {
+    for (const lock of [...this.#locks.values()]) await lock.release();
+    this.#locks.clear();
     this.#db.close();
   }
+}
+
+/** The Web Lock name of a run's writer: scoped by database, so two stores in one origin do not collide. */
+function runLockName(database: string, runId: string): string {
+  return `evalrx:${database}:run:${runId}`;
+}
+
+/** Web Locks this realm (tab or worker) holds, so a refusal can say the holder is here. */
+const heldHere = new Set<string>();
+/** Where the browser has no Web Locks API (an insecure origin): locks held in this realm only. */
+const localOnly = new Set<string>();
+
+function here(): string {
+  return typeof window === "undefined" ? "this worker" : "this tab";
+}
+
+async function webLockHolder(name: string): Promise<string | undefined> {
+  const locks = globalThis.navigator?.locks;
+  if (!locks) return localOnly.has(name) ? `${here()} (no Web Locks API: other tabs are not seen)` : undefined;
+  const { held = [] } = await locks.query();
+  if (!held.some((l) => l.name === name)) return undefined;
+  return heldHere.has(name) ? `another writer in ${here()}` : "another tab or worker of this page";
+}
+
+function takeWebLock(name: string, runId: string, options: LockOptions): Promise<RunLock> {
+  const locks = globalThis.navigator?.locks;
+  if (!locks) {
+    // No cross-tab exclusion is possible without the API; still one writer per run within this realm.
+    if (localOnly.has(name)) return Promise.reject(new RunLockedError(runId, `another writer in ${here()}`));
+    localOnly.add(name);
+    const lost = new AbortController();
+    return Promise.resolve({
+      runId,
+      holder: `${here()} (no Web Locks API: other tabs are not excluded)`,
+      lost: lost.signal,
+      release: async () => void localOnly.delete(name),
+    });
+  }
+  return new Promise<RunLock>((resolve, reject) => {
+    let letGo: () => void = () => undefined;
+    const holding = new Promise<void>((r) => (letGo = r));
+    const lost = new AbortController();
+    let granted = false;
+    const request = locks.request(
+      name,
+      options.wait ? { mode: "exclusive", ...(options.signal && { signal: options.signal }) } : { ifAvailable: true },
+      async (lock) => {
+        if (!lock) {
+          reject(new RunLockedError(runId, (await webLockHolder(name)) ?? "another tab or worker of this page"));
+          return;
+        }
+        granted = true;
+        heldHere.add(name);
+        let released: Promise<void> | undefined;
+        resolve({
+          runId,
+          holder: here(),
+          lost: lost.signal,
+          release: () =>
+            (released ??= (async () => {
+              letGo();
+              await request.catch(() => undefined);
+            })()),
+        });
+        try {
+          await holding;
+        } finally {
+          heldHere.delete(name);
+        }
+      },
+    );
+    request.catch((error: unknown) => {
+      if (granted) lost.abort(new RunLockedError(runId, "another tab or worker (the lock was taken from this one)"));
+      else reject(options.signal?.aborted ? options.signal.reason : error);
+    });
+  });
 }
 
 /**

@@ -4,7 +4,7 @@
  * (`files.node.ts`); import those directly where the platform is known.
  */
 export type * from "./types.ts";
-export { StoreError } from "./errors.ts";
+export { RunLockedError, StoreError } from "./errors.ts";
 export { resumePoint } from "./resume.ts";
 export { buildExport, importInto } from "./portable.ts";
 export { encodeTrace, decodeTrace, checkExport } from "./codec.ts";

@@ -1,6 +1,7 @@
 // A run that judges `total` items into the file store at `dir`, resuming where a previous process stopped.
 // Spawned (and SIGKILLed mid-run) by resume.node.test.ts. Each judgement is logged to judgements.log
-// *before* it is stored, so the test can see which items were judged by which process.
+// *before* it is stored, so the test can see which items were judged by which process. It holds the run's
+// writer lock throughout, as a real runner does: a second process started meanwhile is refused (exit 1).
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { FileStore } from "./files.node.ts";
@@ -10,6 +11,7 @@ const [dir, totalText, delayText] = process.argv.slice(2);
 const total = Number(totalText);
 const delay = Number(delayText ?? 5);
 const store = await FileStore.open(dir!);
+const lock = await store.lockRun("resumable");
 if (!(await store.getRun("resumable"))) {
   await store.createRun({
     id: "resumable",
@@ -38,3 +40,4 @@ for (let index = next; index < total; index++) {
   );
 }
 await store.updateRun("resumable", { status: "finished", finishedAt: new Date().toISOString() });
+await lock.release();

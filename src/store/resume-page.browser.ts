@@ -1,6 +1,7 @@
 // The page side of resume.e2e.test.ts: judges `total` items into IndexedDB, one transaction per item
 // (items + progress together), resuming where a closed tab stopped. Each judgement and each start is
-// logged to localStorage before the item is stored, so the test sees what every tab did.
+// logged to localStorage before the item is stored, so the test sees what every tab did. The tab holds the
+// run's writer lock (a Web Lock) throughout: a second tab opened meanwhile is refused (state.error).
 import { IdbStore } from "./idb.browser.ts";
 import { resumePoint } from "./resume.ts";
 
@@ -29,6 +30,7 @@ function log(key: string, value: number) {
 
 async function main() {
   const store = await IdbStore.open(db);
+  const lock = await store.lockRun("resumable");
   if (!(await store.getRun("resumable")))
     await store.createRun({
       id: "resumable",
@@ -67,6 +69,7 @@ async function main() {
     state.done++;
   }
   await store.updateRun("resumable", { status: "finished", finishedAt: new Date().toISOString() });
+  await lock.release();
   const items = await store.items("resumable");
   state.indexes = items.map((i) => i.index);
   state.progress = await store.progress("resumable");

@@ -40,9 +40,9 @@ interface PageState {
 
 const state = (page: Page) => page.evaluate(() => (window as unknown as { __evalrx?: PageState }).__evalrx);
 
-it("a tab closed mid-run resumes in a new tab from its first unjudged item; every case is judged exactly once", async () => {
+it("a tab closed mid-run resumes in a new tab from its first unjudged item; every case is judged exactly once; a second tab is refused", async () => {
   const total = 100;
-  const url = `${server.resolvedUrls!.local[0]}src/store/resume-page.html?db=resume-${Date.now()}&total=${total}&delay=5`;
+  const url = `${server.resolvedUrls!.local[0]}src/store/resume-page.html?db=resume-${Date.now()}&total=${total}&delay=20`;
   const errors: string[] = [];
   for (const closeAfter of [10, 45]) {
     const page = await context.newPage();
@@ -55,6 +55,16 @@ it("a tab closed mid-run resumes in a new tab from its first unjudged item; ever
     );
     const before = await state(page);
     expect(before!.finished).toBe(false);
+    // A second tab on the same run while this one writes: refused up front by the Web Lock, judging nothing.
+    const rival = await context.newPage();
+    await rival.goto(url);
+    await rival.waitForFunction(() => (window as unknown as { __evalrx?: PageState }).__evalrx?.error, undefined, {
+      timeout: 60_000,
+    });
+    const refused = await state(rival);
+    expect(refused!.error).toMatch(/^run 'resumable' already has a writer: another tab or worker of this page/);
+    expect(refused!.started).toBe(-1);
+    await rival.close();
     await page.close(); // the tab goes away mid-run, with a transaction possibly in flight
   }
   const page = await context.newPage();

@@ -10,9 +10,9 @@ const child = fileURLToPath(new URL("./resume-child.node.ts", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "evalrx-resume-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function start(total: number): ChildProcess {
+function start(total: number, delayMs = 4): ChildProcess {
   // One process (node with the tsx loader, not the tsx CLI, which would fork a child the kill would miss).
-  return spawn(process.execPath, ["--import", "tsx", child, dir, String(total), "4"], {
+  return spawn(process.execPath, ["--import", "tsx", child, dir, String(total), String(delayMs)], {
     stdio: ["ignore", "ignore", "pipe"],
   });
 }
@@ -21,11 +21,12 @@ function exited(process: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => process.on("exit", (code) => resolve(code)));
 }
 
-it("a Node run SIGKILLed mid-run resumes from its first unjudged item; every case is judged exactly once", async () => {
+it("a Node run SIGKILLed mid-run resumes from its first unjudged item; every case is judged exactly once; a second process is refused", async () => {
   const total = 120;
   const store = await FileStore.open(dir);
   for (const killAfter of [15, 60]) {
-    const run = start(total);
+    // Slow enough that it is still running while the rival below starts and is refused.
+    const run = start(total, 40);
     const gone = exited(run);
     // Wait until it has stored some items, then kill it without warning.
     for (;;) {
@@ -33,8 +34,16 @@ it("a Node run SIGKILLed mid-run resumes from its first unjudged item; every cas
       if ((progress?.done ?? 0) >= killAfter) break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+    // A second writer on the same run is refused up front, naming the live holder, and judges nothing.
+    const rival = start(total);
+    let rivalErr = "";
+    rival.stderr!.on("data", (chunk) => (rivalErr += chunk));
+    expect(await exited(rival)).not.toBe(0);
+    expect(rivalErr).toMatch(new RegExp(`run 'resumable' already has a writer: process ${run.pid} on host `));
     run.kill("SIGKILL");
     await gone;
+    // The killed holder's lock is left behind; its pid is dead, so the next process takes it over.
+    expect(await store.runLockHolder("resumable")).toBeUndefined();
     const stored = await store.items("resumable");
     expect(stored.length).toBeLessThan(total);
     expect((await store.getRun("resumable"))!.status).toBe("running");

@@ -183,6 +183,32 @@ export interface StorageUsage {
   readonly persisted: boolean;
 }
 
+/** How `lockRun` asks for a run's lock. */
+export interface LockOptions {
+  /** Wait until the holder lets go (default false: a held lock is refused at once with a `RunLockedError`). */
+  readonly wait?: boolean;
+  /** Stops a wait (rejects with the signal's reason). */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The one-writer lock on a run, held from `lockRun` until `release`. While it
+ * is held no other process, tab or worker can take it; different runs lock
+ * independently.
+ */
+export interface RunLock {
+  readonly runId: string;
+  /** Who holds it, as `runLockHolder` says it (e.g. `process 4242 on host ci-3`). */
+  readonly holder: string;
+  /**
+   * Aborted when the lock is lost while held (the file store: another process
+   * judged this one dead and took the run over); the writer must stop.
+   */
+  readonly lost: AbortSignal;
+  /** Lets go of the lock (once; later calls do nothing). */
+  release(): Promise<void>;
+}
+
 /**
  * The one store interface. Every method is async; every write is atomic per
  * call (a transaction in IndexedDB; temp file + rename on disk). A write that
@@ -251,6 +277,21 @@ export interface Store {
   /** Stores scores (replacing one with the same run and name). */
   putScores(scores: readonly ScoreRecord[]): Promise<void>;
   scores(runId: string): Promise<ScoreRecord[]>;
+
+  // One writer per run.
+  /**
+   * Takes the run's writer lock (the run need not exist yet). A lock held by
+   * another live writer is refused with a `RunLockedError` naming the holder
+   * (or waited for with `wait: true`). The file store's lock is a file with the
+   * holder's pid, host and a heartbeat, taken over when its holder is dead; the
+   * page's is a Web Lock (`navigator.locks`), released when its tab closes.
+   */
+  lockRun(runId: string, options?: LockOptions): Promise<RunLock>;
+  /**
+   * Who holds the run's lock now, or undefined when nobody live does: a run
+   * whose status is `running` with no holder was interrupted and can be resumed.
+   */
+  runLockHolder(runId: string): Promise<string | undefined>;
 
   // Moving runs between machines.
   exportRun(runId: string, options?: ExportOptions): Promise<RunExport>;
