@@ -136,8 +136,13 @@ const isolation = {
   "Cross-Origin-Embedder-Policy": "require-corp",
 };
 
+const packageVersion = (
+  JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
 export default defineConfig({
   plugins: [svelte(), onnxRuntimeAssets(), bundledModels()],
+  define: { __EVALRX_VERSION__: JSON.stringify(packageVersion) },
   server: { host: "localhost", headers: isolation },
   preview: { host: "localhost", headers: isolation },
   // The extern-wasm build of onnxruntime-web does not make the bundler copy its wasm: `/ort/` serves it.

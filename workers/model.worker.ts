@@ -1,7 +1,7 @@
 /// <reference lib="webworker" />
 import { expose } from "comlink";
 import type { Capability } from "../src/core/capability.ts";
-import type { CaptureOptions, ModelInput, ModelSpec, Progress, Trace } from "../src/core/model.ts";
+import type { CaptureOptions, Model, ModelInput, ModelSpec, Progress, Trace } from "../src/core/model.ts";
 import { chooseBackend, type BackendChoice, type GpuLike } from "../src/models/backend-choice.ts";
 import {
   loadOrtModel,
@@ -13,6 +13,8 @@ import {
 import { configureOrtWasm } from "../src/models/ort-env.browser.ts";
 import { droppedFiles, fetchFiles, webSessions } from "../src/models/ort-session.browser.ts";
 import { readJson, type FileSource } from "../src/models/session.ts";
+import { sha256Hex } from "../src/datasets/hash.ts";
+import { runEvalJob, type EvalJobProgress, type EvalJobRequest, type EvalJobResult } from "./eval-job.ts";
 import { getSpec, inferSpec, isImageModel } from "../src/models/specs/index.ts";
 import type { TransformersModel } from "../src/models/transformers-backend.ts";
 
@@ -56,6 +58,8 @@ export interface ModelStatus {
   readonly choice: BackendChoice;
   /** Model files read while loading (paths relative to the model folder). */
   readonly filesRead: readonly string[];
+  /** sha256 (first 12 hex) of each model file read: the model's identity in a run's fingerprint, as the CLI writes it. */
+  readonly fileHashes: Readonly<Record<string, string>>;
 }
 
 const ort = configureOrtWasm();
@@ -63,15 +67,23 @@ let model: OrtModel | undefined;
 let blackBox: TransformersModel | undefined;
 let modelStatus: ModelStatus | undefined;
 let current: AbortController | undefined;
+/** Eval jobs running in this worker, by run id. */
+const jobs = new Map<string, AbortController>();
 
 function sourceFiles(
   source: ModelSource,
   read: string[],
+  hashes: Record<string, string> = {},
 ): { files: FileSource; key: string; where: string; spec?: ModelSpec } {
   const base = import.meta.env.BASE_URL;
   const counted =
     (files: FileSource): FileSource =>
-    (path) => (read.push(path), files(path));
+    async (path) => {
+      read.push(path);
+      const bytes = await files(path);
+      hashes[path] = sha256Hex(bytes).slice(0, 12);
+      return bytes;
+    };
   switch (source.kind) {
     case "bundled": {
       const spec = getSpec(source.key);
@@ -145,6 +157,7 @@ async function loadTransformers(source: ModelSource, options: WorkerLoadOptions)
     },
     choice,
     filesRead: [],
+    fileHashes: {},
   };
   return modelStatus;
 }
@@ -199,7 +212,8 @@ const api = {
     await api.dispose();
     if (options.backend === "transformers") return loadTransformers(source, options);
     const read: string[] = [];
-    const { files, key, where, spec } = sourceFiles(source, read);
+    const hashes: Record<string, string> = {};
+    const { files, key, where, spec } = sourceFiles(source, read, hashes);
     let choice = await decideDevice(options.device);
     const open = (device: "webgpu" | "wasm") =>
       cancellable((signal) =>
@@ -230,6 +244,7 @@ const api = {
       attention: loaded.attention,
       choice,
       filesRead: read,
+      fileHashes: hashes,
     };
     return modelStatus;
   },
@@ -257,6 +272,48 @@ const api = {
     return cancellable((signal) => m.forward(input, { ...capture, signal }));
   },
 
+  /**
+   * Runs (or resumes) an eval of the loaded model inside this worker, writing
+   * every judged item to IndexedDB as it goes; progress comes back at most
+   * every 100 ms. `cancelEval(runId)` stops it, keeping what was judged.
+   */
+  async runEval(request: EvalJobRequest, onProgress?: (p: EvalJobProgress) => void): Promise<EvalJobResult> {
+    const loaded: Model | undefined = model ?? blackBox;
+    if (!loaded || !modelStatus) throw new Error("no model is loaded in this worker: load one before running an eval");
+    const key = request.resume ?? request.runId;
+    if (key !== undefined && jobs.has(key)) throw new Error(`run '${key}' is already running in this worker`);
+    const controller = new AbortController();
+    const started = key ?? `job-${jobs.size}-${Date.now()}`;
+    jobs.set(started, controller);
+    let lastProgress: unknown;
+    const files = Object.fromEntries(
+      Object.entries(modelStatus.fileHashes).filter(([path]) => loaded.spec.files.includes(path)),
+    );
+    try {
+      const result = await runEvalJob(
+        request,
+        loaded,
+        { key: loaded.spec.key, ...(Object.keys(files).length ? { files } : {}) },
+        controller.signal,
+        (p) => {
+          if (!jobs.has(p.runId)) jobs.set(p.runId, controller);
+          if (onProgress) lastProgress = onProgress(p);
+        },
+      );
+      await Promise.resolve(lastProgress).catch(() => undefined);
+      return result;
+    } finally {
+      for (const [id, c] of jobs) if (c === controller) jobs.delete(id);
+    }
+  },
+
+  /** Stops the eval of `runId` running in this worker (what was judged is kept; it can be resumed). */
+  cancelEval(runId: string): boolean {
+    const controller = jobs.get(runId);
+    controller?.abort();
+    return !!controller;
+  },
+
   /** Cancels the call in flight (it rejects with "… was cancelled"). */
   cancel(): void {
     current?.abort();
@@ -265,6 +322,7 @@ const api = {
   /** Releases the loaded model's sessions. */
   async dispose(): Promise<void> {
     current?.abort();
+    for (const controller of jobs.values()) controller.abort();
     const m = model;
     const b = blackBox;
     model = undefined;

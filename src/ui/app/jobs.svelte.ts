@@ -1,0 +1,167 @@
+import { proxy } from "comlink";
+import type { EvalJobProgress, EvalJobRequest, EvalJobResult } from "../../../workers/eval-job.ts";
+import type { ModelSource, WorkerLoadOptions } from "../../../workers/model.worker.ts";
+import type { EvalConfig } from "../../evals/config.ts";
+import type { RunRecord } from "../../store/types.ts";
+import { errorText, isCancellation } from "./errors.ts";
+import type { ModelService } from "./model.svelte.ts";
+import type { StoreService } from "./store.svelte.ts";
+
+/** One long job of this tab, as its screens show it. */
+export interface JobView {
+  readonly runId: string;
+  readonly kind: "eval";
+  readonly state: "running" | "finished" | "cancelled" | "failed";
+  readonly done: number;
+  readonly total: number;
+  /** Items per second judged by this tab since the job (re)started; undefined until measurable. */
+  readonly rate?: number;
+  /** Estimated time left in ms. */
+  readonly etaMs?: number;
+  readonly error?: string;
+}
+
+/** Where a page eval config's model comes from, as kept in the run so a reload can resume it. */
+export interface ModelChoice {
+  readonly source: ModelSource;
+  readonly backend?: WorkerLoadOptions["backend"];
+}
+
+/** The code version recorded in runs made in the page. */
+export const PAGE_CODE_VERSION = `${__EVALRX_VERSION__}+page`;
+
+/**
+ * This tab's long jobs: evals run inside the model worker (which owns the
+ * model and writes each judged item to IndexedDB itself), reported back as
+ * progress at most once per frame. A job can be cancelled (what was judged is
+ * kept) and an interrupted run — a reload, a closed tab — resumed from its
+ * first unjudged item.
+ */
+export class JobService {
+  jobs = $state.raw<readonly JobView[]>([]);
+  readonly #store: StoreService;
+  readonly #models: ModelService;
+  /** Latest progress per run, applied to `jobs` once per animation frame (plain maps: not state themselves). */
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity
+  readonly #pending = new Map<string, Partial<JobView>>();
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity
+  readonly #started = new Map<string, { at: number; done: number }>();
+  #frame = 0;
+
+  constructor(store: StoreService, models: ModelService) {
+    this.#store = store;
+    this.#models = models;
+  }
+
+  /** Jobs still running. */
+  get active(): readonly JobView[] {
+    return this.jobs.filter((j) => j.state === "running");
+  }
+
+  /** This tab's job for `runId`, if any. */
+  job(runId: string): JobView | undefined {
+    return this.jobs.find((j) => j.runId === runId);
+  }
+
+  /**
+   * Starts an eval (`config` in the CLI's format, `dataset` naming a stored
+   * dataset, `model` the model's key) and resolves with the new run's id as
+   * soon as the run is created; the job goes on in the worker.
+   */
+  async startEval(config: EvalConfig, model: ModelChoice): Promise<string> {
+    return this.#run({ config, model });
+  }
+
+  /** Resumes an interrupted eval run from its first unjudged item, with the model and config it was started with. */
+  async resume(run: RunRecord): Promise<string> {
+    const page = (run.config as { page?: { config?: EvalConfig; modelSource?: ModelChoice } }).page;
+    if (!page?.config || !page.modelSource)
+      throw new Error(
+        `run '${run.id}' was not started in the page (it has no page config); resume it where it was started, e.g. evalrx eval <config> --resume ${run.id}`,
+      );
+    return this.#run({ config: page.config, model: page.modelSource, resume: run.id });
+  }
+
+  /** Stops a running eval; its judged items stay and it can be resumed. */
+  async cancel(runId: string): Promise<void> {
+    await this.#models.client.call((api) => api.cancelEval(runId));
+  }
+
+  async #run(job: { config: EvalConfig; model: ModelChoice; resume?: string }): Promise<string> {
+    const status = await this.#models.ensure(
+      job.model.source,
+      job.model.backend !== undefined ? { backend: job.model.backend } : {},
+    );
+    const config: EvalConfig = { ...job.config, model: status.spec.key };
+    const request: EvalJobRequest = {
+      db: this.#store.db,
+      config,
+      modelSource: job.model,
+      codeVersion: PAGE_CODE_VERSION,
+      ...(job.resume !== undefined ? { resume: job.resume } : {}),
+    };
+    return new Promise<string>((resolveId, reject) => {
+      let runId: string | undefined;
+      const onProgress = (p: EvalJobProgress) => {
+        if (runId === undefined) {
+          runId = p.runId;
+          this.#started.set(runId, { at: performance.now(), done: p.done });
+          this.#upsert({ runId, kind: "eval", state: "running", done: p.done, total: p.total });
+          resolveId(runId);
+        }
+        this.#queue(p.runId, { done: p.done, total: p.total });
+      };
+      this.#models.client
+        .call((api) => api.runEval(request, proxy(onProgress)))
+        .then(
+          (result: EvalJobResult) => {
+            this.#flush();
+            const state = result.status === "cancelled" ? "cancelled" : "finished";
+            this.#upsert({ ...this.job(result.runId)!, runId: result.runId, state, etaMs: 0 });
+            if (runId === undefined) resolveId(result.runId);
+            void this.#store.changed({ kind: "runs", id: result.runId });
+          },
+          (error: unknown) => {
+            this.#flush();
+            if (runId === undefined) return reject(error);
+            const state = isCancellation(error) ? "cancelled" : "failed";
+            this.#upsert({ ...this.job(runId)!, state, error: errorText(error) });
+            void this.#store.changed({ kind: "runs", id: runId });
+          },
+        );
+    });
+  }
+
+  #queue(runId: string, change: Partial<JobView>): void {
+    this.#pending.set(runId, { ...this.#pending.get(runId), ...change });
+    this.#frame ||= requestAnimationFrame(() => this.#flush());
+  }
+
+  /** Applies the latest progress of every job in one state change (at most once per frame). */
+  #flush(): void {
+    if (this.#frame) cancelAnimationFrame(this.#frame);
+    this.#frame = 0;
+    if (this.#pending.size === 0) return;
+    const now = performance.now();
+    this.jobs = this.jobs.map((job) => {
+      const change = this.#pending.get(job.runId);
+      if (!change) return job;
+      const next = { ...job, ...change };
+      const start = this.#started.get(job.runId);
+      if (start && now - start.at > 500 && next.done > start.done) {
+        const rate = ((next.done - start.done) * 1000) / (now - start.at);
+        return { ...next, rate, etaMs: ((next.total - next.done) / rate) * 1000 };
+      }
+      return next;
+    });
+    this.#pending.clear();
+  }
+
+  #upsert(job: JobView): void {
+    this.jobs = this.job(job.runId) ? this.jobs.map((j) => (j.runId === job.runId ? job : j)) : [...this.jobs, job];
+  }
+
+  dispose(): void {
+    if (this.#frame) cancelAnimationFrame(this.#frame);
+  }
+}

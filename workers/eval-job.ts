@@ -1,0 +1,147 @@
+/**
+ * An eval run inside the model worker: the model, the store (IndexedDB is
+ * reachable from workers) and the judging all live here, so the page only
+ * sends a plain request and receives progress. It is the CLI's `evalrx eval`
+ * with the page's sources: the dataset is a stored dataset, images come from
+ * the store by content hash, and the run config is kept so a reload can
+ * resume the run where it stopped.
+ */
+import type { FailureCase, Model, Progress } from "../src/core/index.ts";
+import { decodeDataUrl, select } from "../src/datasets/index.ts";
+import { buildEvaluators, parseEvalConfig, runEval, type EvalConfig, type EvalSummary } from "../src/evals/index.ts";
+import { announceChange } from "../src/store/changes.browser.ts";
+import { IdbStore } from "../src/store/idb.browser.ts";
+import type { Fingerprint } from "../src/evals/fingerprint.ts";
+
+/** What the page asks the worker to run (plain data, structured-cloned across). */
+export interface EvalJobRequest {
+  /** IndexedDB database the page uses. */
+  readonly db: string;
+  /**
+   * The eval in the CLI's config format, except that `dataset` names a stored
+   * dataset (its id) and `model` the model loaded in this worker (its key).
+   */
+  readonly config: EvalConfig;
+  /** How the page loads the model again to resume (kept in the run's config). */
+  readonly modelSource: unknown;
+  /** The new run's id (the page names it so it can show the run at once). */
+  readonly runId?: string;
+  /** Continue this interrupted run instead. */
+  readonly resume?: string;
+  /** The code version, for the run's fingerprint. */
+  readonly codeVersion?: string;
+}
+
+/** Progress of one eval job, as the page sees it. */
+export interface EvalJobProgress extends Progress {
+  readonly runId: string;
+}
+
+export interface EvalJobResult {
+  readonly runId: string;
+  readonly status: string;
+  readonly summary: EvalSummary;
+}
+
+/** The id a new run of `evalKey` gets: the eval name and the start time, made unique in the store. */
+export async function newRunId(store: IdbStore, evalKey: string, now = new Date()): Promise<string> {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
+  const base = `${evalKey.replace(/[^\w.-]+/g, "-")}-${stamp}`;
+  let id = base;
+  for (let k = 2; await store.getRun(id); k++) id = `${base}-${k}`;
+  return id;
+}
+
+/**
+ * Runs (or resumes) one eval in this worker with the loaded `model`.
+ * Progress is reported at most every `progressEveryMs` (and once at the
+ * end); `signal` cancels it, keeping what was judged.
+ */
+export async function runEvalJob(
+  request: EvalJobRequest,
+  model: Model,
+  modelIdentity: Fingerprint["model"],
+  signal: AbortSignal,
+  onProgress: (p: EvalJobProgress) => void,
+  progressEveryMs = 100,
+): Promise<EvalJobResult> {
+  const config = parseEvalConfig(request.config);
+  const store = await IdbStore.open(request.db);
+  try {
+    const dataset = await store.getDataset(config.dataset);
+    if (!dataset)
+      throw new Error(
+        `the eval names dataset '${config.dataset}', which is not stored in this browser; import it on the Datasets page first`,
+      );
+    if (config.model !== model.spec.key)
+      throw new Error(`the eval names model '${config.model}' but '${model.spec.key}' is loaded in the worker`);
+    const all = await store.cases(dataset.id);
+    const cases: FailureCase[] = select(
+      all.filter((c) => c.status === "active"),
+      config.select ?? {},
+    );
+    if (cases.length === 0)
+      throw new Error(
+        `the selection ${JSON.stringify(config.select ?? {})} leaves no case of dataset '${dataset.id}' (${all.length} cases)`,
+      );
+    const evaluators = buildEvaluators(config.evaluators);
+    const images = async (ref: string): Promise<Uint8Array> => {
+      if (ref.startsWith("sha256:")) {
+        const stored = await store.getImage(ref);
+        if (!stored) throw new Error(`image ${ref} is not in the store; import the dataset again with its images`);
+        return stored.bytes;
+      }
+      if (ref.startsWith("data:")) {
+        const decoded = decodeDataUrl(ref);
+        if (!(decoded instanceof Uint8Array)) throw new Error(`image data URL: ${decoded.reason}`);
+        return decoded;
+      }
+      throw new Error(
+        `image '${ref}' was not imported with the dataset (only stored images and data URLs can be read in the page); import the dataset again together with its images`,
+      );
+    };
+    const runId =
+      request.resume ??
+      request.runId ??
+      (await newRunId(store, config.name ?? `${dataset.id}:${evaluators.map((e) => e.name).join("+")}`));
+    let last = 0;
+    let latest: Progress | undefined;
+    const report = (p: Progress, force = false) => {
+      latest = p;
+      const now = Date.now();
+      if (!force && now - last < progressEveryMs && p.done < p.total) return;
+      last = now;
+      onProgress({ ...p, runId });
+    };
+    const { run, summary } = await runEval({
+      store,
+      dataset: { id: dataset.id, cases },
+      model,
+      evaluators,
+      ...(config.repeats !== undefined ? { repeats: config.repeats } : {}),
+      ...(config.cluster !== undefined ? { cluster: config.cluster } : {}),
+      ...(config.variant !== undefined ? { variant: config.variant } : {}),
+      ...(config.concurrency !== undefined ? { concurrency: config.concurrency } : {}),
+      ...(config.generation ? { generation: config.generation } : {}),
+      ...(config.name !== undefined ? { evalKey: config.name } : {}),
+      ...(request.resume !== undefined ? { resume: request.resume } : { runId }),
+      images,
+      modelIdentity,
+      ...(request.codeVersion !== undefined ? { codeVersion: request.codeVersion } : {}),
+      extraConfig: { select: config.select ?? {}, page: { config: request.config, modelSource: request.modelSource } },
+      signal,
+      onProgress: (p) => {
+        if (p.done === 0 || p.done === p.total) announceChange(request.db, { kind: "runs", id: runId });
+        report(p);
+      },
+    });
+    if (latest) report(latest, true);
+    announceChange(request.db, { kind: "runs", id: run.id });
+    return { runId: run.id, status: run.status, summary };
+  } finally {
+    await store.close();
+  }
+}
