@@ -12,6 +12,7 @@ import {
   sha256Hex,
 } from "./codec.ts";
 import { RunLockedError, StoreError } from "./errors.ts";
+import { runHead, type RunHead } from "./heads.ts";
 import { buildExport, importInto } from "./portable.ts";
 import type {
   DatasetRecord,
@@ -33,7 +34,8 @@ import type {
   TraceRecord,
 } from "./types.ts";
 
-const VERSION = 1;
+/** Schema versions: 1 the first; 2 adds `runHeads` (light copies of runs for lists). */
+const VERSION = 2;
 /** Trace arrays are split into chunks of this many bytes, so no single record is huge. */
 const TRACE_CHUNK = 1 << 20;
 /** An array key greater than every string after the given prefix (arrays sort after strings in IndexedDB). */
@@ -89,6 +91,22 @@ interface StoredTraceChunk {
   readonly bytes: Uint8Array;
 }
 
+/** The stores of schema version 1. */
+function createVersion1(db: IDBPDatabase): void {
+  db.createObjectStore("datasets", { keyPath: "id" });
+  // Cases live in pages of up to PAGE cases: one IndexedDB record per case costs a request each,
+  // which caps imports near 10k rows/s; a page of 1000 is one request.
+  db.createObjectStore("casePages", { keyPath: ["datasetId", "page"] });
+  db.createObjectStore("caseMeta", { keyPath: "datasetId" });
+  db.createObjectStore("images", { keyPath: "hash" });
+  db.createObjectStore("runs", { keyPath: "id" });
+  db.createObjectStore("items", { keyPath: ["runId", "index"] });
+  db.createObjectStore("progress", { keyPath: "runId" });
+  db.createObjectStore("events", { keyPath: ["runId", "seq"] });
+  db.createObjectStore("traces", { keyPath: ["runId", "caseId", "repeat", "name", "chunk"] });
+  db.createObjectStore("scores", { keyPath: ["runId", "name"] });
+}
+
 /**
  * The store in the page: IndexedDB through `idb`. Every method is one
  * transaction, so `appendItems` stores items and progress together or not at
@@ -112,19 +130,13 @@ export class IdbStore implements Store {
   /** Opens (creating or upgrading) the database `name`. */
   static async open(name = "evalrx"): Promise<IdbStore> {
     const db = await openDB(name, VERSION, {
-      upgrade(db) {
-        db.createObjectStore("datasets", { keyPath: "id" });
-        // Cases live in pages of up to PAGE cases: one IndexedDB record per case costs a request each,
-        // which caps imports near 10k rows/s; a page of 1000 is one request.
-        db.createObjectStore("casePages", { keyPath: ["datasetId", "page"] });
-        db.createObjectStore("caseMeta", { keyPath: "datasetId" });
-        db.createObjectStore("images", { keyPath: "hash" });
-        db.createObjectStore("runs", { keyPath: "id" });
-        db.createObjectStore("items", { keyPath: ["runId", "index"] });
-        db.createObjectStore("progress", { keyPath: "runId" });
-        db.createObjectStore("events", { keyPath: ["runId", "seq"] });
-        db.createObjectStore("traces", { keyPath: ["runId", "caseId", "repeat", "name", "chunk"] });
-        db.createObjectStore("scores", { keyPath: ["runId", "name"] });
+      async upgrade(db, oldVersion, _newVersion, tx) {
+        if (oldVersion < 1) createVersion1(db);
+        if (oldVersion < 2) {
+          // Lists read heads: a 100k-case run's record is ~10 MB, its head a few hundred bytes.
+          const heads = db.createObjectStore("runHeads", { keyPath: "id" });
+          for (const run of (await tx.objectStore("runs").getAll()) as RunRecord[]) await heads.put(runHead(run));
+        }
       },
       blocking() {
         // A newer version of the app wants to upgrade: let it.
@@ -252,18 +264,28 @@ export class IdbStore implements Store {
 
   async createRun(run: RunRecord): Promise<void> {
     await guard(async () => {
-      const tx = this.#db.transaction("runs", "readwrite");
-      if ((await tx.store.getKey(run.id)) !== undefined) {
+      const tx = this.#db.transaction(["runs", "runHeads"], "readwrite");
+      if ((await tx.objectStore("runs").getKey(run.id)) !== undefined) {
         abort(tx);
         throw new StoreError(`createRun(): a run '${run.id}' already exists`);
       }
-      quiet(tx.store.add(run));
+      quiet(tx.objectStore("runs").add(run));
+      quiet(tx.objectStore("runHeads").put(runHead(run)));
       await tx.done;
     }, "createRun");
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
     return this.#db.get("runs", id);
+  }
+
+  /**
+   * Light copies of the runs (see `runHead`), newest first: what lists show,
+   * read without the per-case config of each run.
+   */
+  async runHeads(filter?: RunFilter): Promise<RunHead[]> {
+    const heads: RunHead[] = await this.#db.getAll("runHeads");
+    return heads.filter((r) => matchesFilter(r, filter)).sort(byNewest);
   }
 
   async listRuns(filter?: RunFilter): Promise<RunRecord[]> {
@@ -277,22 +299,25 @@ export class IdbStore implements Store {
   ): Promise<void> {
     await this.#checkWriter(id);
     await guard(async () => {
-      const tx = this.#db.transaction("runs", "readwrite");
-      const run: RunRecord | undefined = await tx.store.get(id);
+      const tx = this.#db.transaction(["runs", "runHeads"], "readwrite");
+      const run: RunRecord | undefined = await tx.objectStore("runs").get(id);
       if (!run) {
         abort(tx);
         throw new StoreError(`updateRun(): no run '${id}'`);
       }
-      quiet(tx.store.put({ ...run, ...changes }));
+      const updated = { ...run, ...changes };
+      quiet(tx.objectStore("runs").put(updated));
+      quiet(tx.objectStore("runHeads").put(runHead(updated)));
       await tx.done;
     }, "updateRun");
   }
 
   async deleteRun(id: string): Promise<void> {
     await this.#checkWriter(id);
-    const stores = ["runs", "items", "progress", "events", "traces", "scores"] as const;
+    const stores = ["runs", "runHeads", "items", "progress", "events", "traces", "scores"] as const;
     const tx = this.#db.transaction([...stores], "readwrite");
     quiet(tx.objectStore("runs").delete(id));
+    quiet(tx.objectStore("runHeads").delete(id));
     quiet(tx.objectStore("progress").delete(id));
     for (const name of ["items", "events", "traces", "scores"] as const)
       quiet(tx.objectStore(name).delete(IDBKeyRange.bound([id], [id, HIGH])));
