@@ -1,6 +1,7 @@
 import { announceChange, onStoreChange, type StoreChange } from "../../store/changes.browser.ts";
 import { IdbStore, requestPersistentStorage } from "../../store/idb.browser.ts";
-import type { DatasetRecord, RunRecord, StorageUsage } from "../../store/types.ts";
+import type { RunHead } from "../../store/heads.ts";
+import type { DatasetRecord, StorageUsage } from "../../store/types.ts";
 import { errorText } from "./errors.ts";
 
 /**
@@ -13,7 +14,8 @@ export class StoreService {
   state = $state<"opening" | "open" | "failed">("opening");
   failure = $state<string | undefined>();
   datasets = $state.raw<readonly DatasetRecord[]>([]);
-  runs = $state.raw<readonly RunRecord[]>([]);
+  /** Light copies of the runs (no per-case config), newest first. */
+  runs = $state.raw<readonly RunHead[]>([]);
   usage = $state.raw<StorageUsage | undefined>();
   /** Whether the browser granted persistent storage (runs are then never evicted under pressure). */
   persisted = $state<boolean | undefined>();
@@ -48,7 +50,7 @@ export class StoreService {
       await Promise.resolve();
       this.#pending = undefined;
       const store = await this.ready;
-      const [datasets, runs, usage] = await Promise.all([store.listDatasets(), store.listRuns(), store.usage()]);
+      const [datasets, runs, usage] = await Promise.all([store.listDatasets(), store.runHeads(), store.usage()]);
       this.datasets = datasets;
       this.runs = runs;
       this.usage = usage;
