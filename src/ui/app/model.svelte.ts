@@ -35,6 +35,8 @@ export class ModelService {
   runtimeFailure = $state<string | undefined>();
   /** The loaded model, or undefined. */
   status = $state.raw<ModelStatus | undefined>();
+  /** Where the loaded model came from (to load it again, e.g. to resume a run). */
+  loadedSource = $state.raw<ModelSource | undefined>();
   /** What is loading now, with its progress. */
   loading = $state.raw<{ readonly name: string; readonly progress?: Progress } | undefined>();
   failure = $state<string | undefined>();
@@ -87,6 +89,7 @@ export class ModelService {
       });
       if (token !== this.#loadToken) throw new Error(`loading ${name} was superseded by a newer load`);
       this.status = status;
+      this.loadedSource = source;
       this.#loaded = name + (options.backend ? `#${options.backend}` : "");
       return status;
     } catch (error) {
