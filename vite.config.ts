@@ -155,6 +155,11 @@ export default defineConfig({
     include: [
       "comlink",
       "idb",
+      "d3-array",
+      "d3-format",
+      "d3-scale",
+      "d3-scale-chromatic",
+      "d3-shape",
       "papaparse",
       "hyparquet",
       "fast-png",
