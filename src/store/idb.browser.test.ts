@@ -48,6 +48,12 @@ describe("IndexedDB store across connections (two tabs)", () => {
     expect((await store.cases("ds")).map((c) => c.id)).toEqual(many.map((c) => c.id));
     expect(await store.getCase("ds", "c2499")).toEqual(many[2499]);
     expect(await store.getCase("ds", "c9999")).toBeUndefined();
+    // Pages in the order cases were added: 1200 from putDataset (a full page and 200), then the 1300 new ones.
+    const pages = [];
+    for (let p = 0, page; (page = await store.casePage("ds", p)); p++) pages.push(page.map((c) => c.id));
+    expect(pages.map((p) => p.length)).toEqual([1000, 200, 1000, 300]);
+    expect(pages.flat()).toEqual(many.map((c) => c.id));
+    expect(await store.casePage("other", 0)).toBeUndefined();
     await store.close();
   });
 });

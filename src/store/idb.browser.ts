@@ -216,6 +216,16 @@ export class IdbStore implements Store {
     return pages.flatMap((p) => p.cases).sort(byId);
   }
 
+  /**
+   * One page of a dataset's cases (up to 1000, in the order they were added;
+   * pages are numbered from 0), or undefined past the last page: a page can
+   * show a large dataset's first rows before the rest is read.
+   */
+  async casePage(datasetId: string, page: number): Promise<StoredCase[] | undefined> {
+    const stored: CasePage | undefined = await this.#db.get("casePages", [datasetId, page]);
+    return stored?.cases;
+  }
+
   async getCase(datasetId: string, caseId: string): Promise<StoredCase | undefined> {
     const range = IDBKeyRange.bound([datasetId], [datasetId, HIGH]);
     for (

@@ -1,0 +1,195 @@
+import { proxy, wrap } from "comlink";
+import { afterAll, expect, it } from "vitest";
+import { datasetVersion, importDataset } from "../src/datasets/index.ts";
+import { droppedImages } from "../src/datasets/dropped.browser.ts";
+import { IdbStore } from "../src/store/idb.browser.ts";
+import datasetUrl from "../src/datasets/fixtures/dataset.jsonl?url";
+import redUrl from "../src/datasets/fixtures/images/red.png?url";
+import truncatedUrl from "../src/datasets/fixtures/images/truncated.png?url";
+import notImageUrl from "../src/datasets/fixtures/images/not-an-image.png?url";
+import type { DataWorkerApi } from "./data.worker.ts";
+import type { DroppedInput } from "./data-import.ts";
+
+const worker = new Worker(new URL("./data.worker.ts", import.meta.url), { type: "module" });
+const data = wrap<DataWorkerApi>(worker);
+const db = `evalrx-data-worker-${Date.now()}`;
+afterAll(async () => {
+  worker.terminate();
+  await IdbStore.destroy(db);
+});
+
+const bytes = async (url: string) => new Uint8Array(await (await fetch(url)).arrayBuffer());
+
+/** The fixture dataset dropped as a folder: `set/dataset.jsonl` with `set/images/*.png`. */
+async function droppedFolder(): Promise<DroppedInput[]> {
+  const file = (b: Uint8Array, name: string) => new File([b as BlobPart], name);
+  return [
+    { file: file(await bytes(redUrl), "red.png"), path: "set/images/red.png" },
+    { file: file(await bytes(datasetUrl), "dataset.jsonl"), path: "set/dataset.jsonl" },
+    { file: file(await bytes(truncatedUrl), "truncated.png"), path: "set/images/truncated.png" },
+    { file: file(await bytes(notImageUrl), "not-an-image.png"), path: "set/images/not-an-image.png" },
+  ];
+}
+
+let job = 0;
+
+it("checks a dropped folder off the main thread: the CLI's problems, line by line, and nothing stored", async () => {
+  const files = await droppedFolder();
+  const report = await data.check({ files, dataset: 1 }, ++job);
+  // The same reading `evalrx data check` does, here on the main thread with the same images.
+  const dataset = files[1]!.file;
+  const reference = await importDataset(dataset.stream(), {
+    name: "dataset.jsonl",
+    images: droppedImages(
+      files.map((f) => f.file),
+      dataset,
+    ),
+  });
+  expect(report.format).toBe("jsonl");
+  expect(report.problems).toEqual(reference.problems);
+  expect(report.valid).toBe(reference.cases.length);
+  expect(report.rows).toBe(reference.cases.length + reference.problems.length);
+  expect(report.problems.map((p) => p.line)).toEqual([3, 4, 5, 6, 7, 9, 10, 11, 12, 16]);
+  expect(report.problems[0]!.reason).toMatch(/^not JSON/);
+  expect(report.imagesBeside).toBe(3);
+  expect(report.preview[0]).toMatchObject({ id: "q1", prompt: "Is there a dog?", split: "random" });
+  expect(report.facets.withImage).toBe(2);
+  const store = await IdbStore.open(db);
+  expect(await store.getDataset("set")).toBeUndefined();
+  await store.close();
+});
+
+it("imports the valid rows with their images, never replaces a dataset, and adds only new ids", async () => {
+  const files = await droppedFolder();
+  const progress: number[] = [];
+  const report = await data.importFiles(
+    { files, dataset: 1, db, datasetId: "set", mode: "new" },
+    ++job,
+    proxy((p) => void progress.push(p.rows)),
+  );
+  expect(report).toMatchObject({ datasetId: "set", added: 5, skipped: 0, problems: 10, rows: 15, caseCount: 5 });
+  const store = await IdbStore.open(db);
+  const cases = await store.cases("set");
+  // The rows `data check` calls valid (the folder's images resolved by their paths), and only those.
+  const reference = await importDataset(files[1]!.file.stream(), {
+    name: "dataset.jsonl",
+    images: droppedImages(
+      files.map((f) => f.file),
+      files[1]!.file,
+    ),
+  });
+  expect(cases.map((c) => c.id).sort()).toEqual(reference.cases.map((c) => c.id).sort());
+  expect(cases.map((c) => c.id)).toContain("q1");
+  expect(report.version).toBe(datasetVersion(cases));
+  const image = cases.find((c) => c.id === "q1")!.input.image!;
+  expect(image).toMatch(/^sha256:[0-9a-f]{64}$/);
+  expect((await store.getImage(image))?.bytes).toEqual(await bytes(redUrl));
+  expect((await store.getDataset("set"))?.source).toBe("set/dataset.jsonl");
+
+  await expect(data.importFiles({ files, dataset: 1, db, datasetId: "set", mode: "new" }, ++job)).rejects.toThrow(
+    "a dataset named 'set' exists already (5 cases); choose another name, or add the new cases to it",
+  );
+  const more = new File(['{"id":"q1","input":"changed"}\n{"id":"new-1","input":"fresh"}\n'], "more.jsonl");
+  const added = await data.importFiles(
+    { files: [{ file: more, path: "more.jsonl" }], dataset: 0, db, datasetId: "set", mode: "add" },
+    ++job,
+  );
+  expect(added).toMatchObject({ added: 1, skipped: 1, caseCount: 6 });
+  expect((await store.getCase("set", "q1"))?.input.prompt).toBe("Is there a dog?");
+  await store.close();
+});
+
+it("a cancelled import of a new dataset keeps nothing", async () => {
+  const lines = Array.from({ length: 20_000 }, (_, i) => `{"id":"c${i}","input":"question ${i} ${"x".repeat(200)}"}\n`);
+  const file = new File(lines, "big.jsonl");
+  const id = ++job;
+  let cancelled = false;
+  const report = await data.importFiles(
+    { files: [{ file, path: "big.jsonl" }], dataset: 0, db, datasetId: "big", mode: "new" },
+    id,
+    proxy(() => {
+      if (cancelled) return;
+      cancelled = true;
+      void data.cancel(id);
+    }),
+  );
+  expect(report.cancelled).toMatch(/^Cancelled before the end: nothing was kept/);
+  const store = await IdbStore.open(db);
+  expect(await store.getDataset("big")).toBeUndefined();
+  expect(await store.casePage("big", 0)).toBeUndefined();
+  await store.close();
+});
+
+it("a table's columns and detected mapping are reported, and a mapping naming a missing column says so", async () => {
+  const csv = new File(["question,answer,ok,grade\nWhat is 2+2?,4,yes,0.5\nCapital of France?,Paris,no,1\n"], "qa.csv");
+  const files = [{ file: csv, path: "qa.csv" }];
+  const report = await data.check({ files, dataset: 0 }, ++job);
+  expect(report).toMatchObject({
+    format: "csv",
+    valid: 2,
+    columns: ["question", "answer", "ok", "grade"],
+    mapping: { input: "question", expected: "answer" },
+  });
+  const relabelled = await data.check({ files, dataset: 0, mapping: { label: "ok" } }, ++job);
+  expect(relabelled.mapping).toMatchObject({ label: "ok" });
+  expect(relabelled.facets.labels).toEqual({ pass: 1, fail: 1, none: 0 });
+  const wrong = await data.check({ files, dataset: 0, mapping: { label: "verdict" } }, ++job);
+  expect(wrong.mappingError).toBe(
+    "column mapping: label column 'verdict' is not in the file; columns are ['question', 'answer', 'ok', 'grade']",
+  );
+});
+
+it("a dataset view reads pages lazily, filters in the worker, and previews selections with the CLI's functions", async () => {
+  const store = await IdbStore.open(db);
+  const many = Array.from({ length: 2500 }, (_, i) => ({
+    id: `v${String(i).padStart(4, "0")}`,
+    datasetId: "view",
+    hash: "000000000000",
+    input: { prompt: `q${i}` },
+    tags: i % 2 ? ["odd"] : [],
+    split: ["a", "b", "c"][i % 3]!,
+    cluster: `k${Math.floor(i / 5)}`,
+    status: "active" as const,
+    meta: { n: i },
+    ...(i % 4 === 0 && { label: false }),
+  }));
+  const now = new Date().toISOString();
+  await store.putDataset(
+    { id: "view", name: "view", version: "x", caseCount: many.length, createdAt: now, updatedAt: now },
+    many,
+  );
+  await store.close();
+  const loads: number[] = [];
+  const opened = await data.openView(
+    db,
+    "view",
+    proxy((n: number) => void loads.push(n)),
+  );
+  expect(opened).toMatchObject({ record: { caseCount: 2500 }, loaded: 1000 });
+  const all = await data.query(opened.viewId, {});
+  expect(all).toEqual({ generation: 1, count: 2500, total: 2500 });
+  expect((await data.rows(opened.viewId, 1, 2400, 2403))!.map((r) => r.id)).toEqual(["v2400", "v2401", "v2402"]);
+  const filtered = await data.query(opened.viewId, { splits: ["a"], expression: '"odd" in tags and meta.n < 100' });
+  expect(filtered).toEqual({ generation: 2, count: 17, total: 2500 });
+  expect(await data.rows(opened.viewId, 1, 0, 3)).toBeUndefined();
+  expect((await data.rows(opened.viewId, 2, 0, 3))!.map((r) => r.id)).toEqual(["v0003", "v0009", "v0015"]);
+  expect(await data.query(opened.viewId, { expression: "split = 1" })).toEqual({
+    generation: 3,
+    error: "at column 7: '=' is not an operator; use == to compare",
+    position: 6,
+  });
+  expect((await data.caseAt(opened.viewId, 7))?.meta).toEqual({ n: 7 });
+  const f = await data.facets(opened.viewId);
+  expect(f.labels).toEqual({ pass: 0, fail: 625, none: 1875 });
+  expect(f.splits).toEqual([
+    ["a", 834],
+    ["b", 833],
+    ["c", 833],
+  ]);
+  const p = await data.preview(opened.viewId, { split: "a", sample: 100 }, { fraction: 0.4, by: "cluster", seed: 1 });
+  expect(p.selected).toBe(100);
+  expect(p.explore + p.sealed).toBe(100);
+  expect(loads.at(-1)).toBe(2500);
+  await data.closeView(opened.viewId);
+  await expect(data.rows(opened.viewId, 1, 0, 1)).rejects.toThrow(`dataset view ${opened.viewId} is closed`);
+});
