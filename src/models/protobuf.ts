@@ -140,3 +140,74 @@ export function stringField(field: number, value: string): Uint8Array {
 export function varintField(field: number, value: number): Uint8Array {
   return concatBytes([encodeVarint(field * 8 + WIRE.varint), encodeVarint(value)]);
 }
+
+/**
+ * Encodes a signed integer as protobuf stores an `int64`: negative values as
+ * their 64-bit two's complement (ten bytes), as an ONNX `axis` of -1 is stored.
+ *
+ * @example
+ * encodeSignedVarint(-1) // → Uint8Array [255, 255, 255, 255, 255, 255, 255, 255, 255, 1]
+ */
+export function encodeSignedVarint(value: number): Uint8Array {
+  if (!Number.isSafeInteger(value)) throw new Error(`protobuf: cannot encode ${value} as an int64`);
+  if (value >= 0) return encodeVarint(value);
+  let v = BigInt.asUintN(64, BigInt(value));
+  const out: number[] = [];
+  while (v >= 0x80n) {
+    out.push(Number(v & 0x7fn) | 0x80);
+    v >>= 7n;
+  }
+  out.push(Number(v));
+  return Uint8Array.from(out);
+}
+
+/** An `int64` field (any sign). */
+export function int64Field(field: number, value: number): Uint8Array {
+  return concatBytes([encodeVarint(field * 8 + WIRE.varint), encodeSignedVarint(value)]);
+}
+
+/** A `float` field (fixed 32 bits, little-endian). */
+export function floatField(field: number, value: number): Uint8Array {
+  const out = new Uint8Array(5);
+  out.set(encodeVarint(field * 8 + WIRE.fixed32), 0);
+  new DataView(out.buffer).setFloat32(1, value, true);
+  return out;
+}
+
+/** Reads a `float` (fixed32) field's value. */
+export function fieldFloat(bytes: Uint8Array, f: Field): number {
+  return new DataView(bytes.buffer, bytes.byteOffset + f.valueStart, 4).getFloat32(0, true);
+}
+
+/**
+ * The integers of a repeated `int64` field, whether written packed (one
+ * length-delimited field) or as one varint field per value: protobuf readers
+ * must accept both.
+ */
+export function repeatedInt64(bytes: Uint8Array, fields: readonly Field[]): number[] {
+  const out: number[] = [];
+  for (const f of fields) {
+    if (f.wire === WIRE.varint) out.push(readSignedVarint(bytes, f.valueStart)[0]);
+    else if (f.wire === WIRE.bytes) {
+      let pos = f.valueStart;
+      while (pos < f.valueEnd) {
+        const [value, next] = readSignedVarint(bytes, pos);
+        out.push(value);
+        pos = next;
+      }
+    }
+  }
+  return out;
+}
+
+/** The floats of a repeated `float` field, packed or not. */
+export function repeatedFloat(bytes: Uint8Array, fields: readonly Field[]): number[] {
+  const out: number[] = [];
+  const view = new DataView(bytes.buffer, bytes.byteOffset);
+  for (const f of fields) {
+    if (f.wire === WIRE.fixed32) out.push(view.getFloat32(f.valueStart, true));
+    else if (f.wire === WIRE.bytes)
+      for (let pos = f.valueStart; pos + 4 <= f.valueEnd; pos += 4) out.push(view.getFloat32(pos, true));
+  }
+  return out;
+}
