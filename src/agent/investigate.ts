@@ -14,14 +14,17 @@ import type { Judge } from "./judge.ts";
 import { runLoop, timed, type LoopResult } from "./loop.ts";
 import { probe, type ProbedCase } from "./probe.ts";
 import { tagsOf, type ExperimentProtocol } from "./protocol.ts";
+import type { ScreenRule } from "./explore.ts";
 import {
-  MCNEMAR_E_METHOD,
+  M5_E_METHOD,
   TIERS,
   attentionBiasCandidate,
   climb,
   evaluateCandidate,
+  plannedCandidates,
+  yesRatio,
+  isYesNoTask,
   type DecodeImage,
-  type PairedOutcome,
   type Tier,
 } from "./repair.ts";
 import { buildReport } from "./report.ts";
@@ -46,6 +49,10 @@ export interface InvestigateOptions {
   readonly alpha?: number;
   /** Highest repair tier tried (default L3b); "none" skips M5. */
   readonly maxTier?: Tier | "none";
+  /** M2's screen (default p ≤ 0.05 on the exploration split, at most 5 signals). */
+  readonly screen?: Partial<ScreenRule>;
+  /** Share of the sealed split kept for M5 alone (default 0: M5 reuses M4's sealed cases, and says so). */
+  readonly repairHoldout?: number;
   readonly judge?: Judge;
   readonly codeVersion?: string;
   /** How the cases were chosen, when sampled (stated in the report). */
@@ -136,6 +143,18 @@ const SIGNAL_TAGS = new Map<string, readonly string[]>([
 export async function investigate(
   o: InvestigateOptions,
 ): Promise<{ report: Report; events: readonly RunEvent[]; loop: LoopResult }> {
+  // One writer per investigation for its whole life: a second one on the same run is refused before anything runs.
+  const lock = await o.store.lockRun(o.runId);
+  try {
+    return await investigateLocked(o);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function investigateLocked(
+  o: InvestigateOptions,
+): Promise<{ report: Report; events: readonly RunEvent[]; loop: LoopResult }> {
   const seed = o.seed ?? 1;
   const alpha = o.alpha ?? 0.05;
   const maxTier = o.maxTier ?? "L3b";
@@ -200,11 +219,16 @@ export async function investigate(
     alpha,
     judge: o.judge,
     resamples: { explore: 200, sealed: 1000 },
+    ...(o.screen ? { screen: o.screen } : {}),
+    ...(o.repairHoldout ? { repairHoldout: o.repairHoldout } : {}),
   });
 
   if (maxTier !== "none") {
     await timed(log, "M5", async () => {
-      const sealed = loop.sealed.open("M5");
+      const sealed = (loop.repair ?? loop.sealed).open("M5");
+      const casesNote = loop.repair
+        ? `validated on the ${loop.repair.n} cases of the repair split, which M2–M4 never read`
+        : `reused: the ${sealed.ids.length} sealed cases M4 decided the hypotheses on (no separate repair split; --repair-holdout keeps one)`;
       const byId = new Map(probed.map((p) => [p.case.id, p]));
       const cases = sealed.ids.map((id) => byId.get(id)!.case);
       const baseline = new Map(sealed.ids.map((id) => [id, byId.get(id)!.passed]));
@@ -216,7 +240,7 @@ export async function investigate(
       const supported = loop.verified
         .filter((v) => v.verdict === "SUPPORTED")
         .map((v) => ({ v, h: loop.hypotheses.find((h) => h.id === v.id)! }))
-        .sort((a, b) => b.v.association.e - a.v.association.e);
+        .sort((a, b) => a.v.association.p - b.v.association.p || b.v.weight - a.v.weight);
       const best = supported[0]?.h ?? null;
       const ctx = {
         store: o.store,
@@ -229,8 +253,17 @@ export async function investigate(
         ...(o.signal ? { signal: o.signal } : {}),
       };
       // Mechanism test: write the internal the best attention hypothesis names, in the direction that should reduce failures.
-      const done = new Map<string, PairedOutcome>();
+      const done = new Set<string>();
       const attentionH = supported.map((s) => s.h).find((h) => /^(attention\.imageShare|sink\.mass)/.test(h.signal));
+      const mechanism = attentionH !== undefined && o.model.capabilities.has("attention_write");
+      // One α budget over M5: the mechanism test (when there is one) and every candidate the ladder plans.
+      const planned = plannedCandidates(o.model, cases, {
+        maxTier,
+        ...(o.decodeImage ? { decodeImage: o.decodeImage } : {}),
+      }).planned.length;
+      const tests = planned + (mechanism ? 1 : 0);
+      const gamma = alpha / Math.max(1, tests);
+      const baselineOutputs = new Map(sealed.ids.map((id) => [id, byId.get(id)!.output]));
       let imageBiasSign: 1 | -1 | undefined;
       if (!best) {
         log.append("M5", "problem", {
@@ -250,9 +283,10 @@ export async function investigate(
         const value = -2 * attentionH.direction;
         if (!sink) imageBiasSign = value > 0 ? 1 : -1;
         const candidate = attentionBiasCandidate("mechanism", value, sink ? "sink" : "image");
-        const outcome = await evaluateCandidate(ctx, candidate, cases, baseline);
-        done.set(candidate.signature, outcome);
-        const causal = outcome.e >= 1 / alpha && outcome.fixed > outcome.broken;
+        const outcome = await evaluateCandidate(ctx, candidate, cases, baseline, gamma);
+        done.add(candidate.signature);
+        const causal = outcome.p <= gamma && outcome.fixed > outcome.broken;
+        const yesNo = isYesNoTask(cases);
         log.append("M5", "intervention.tested", {
           hypothesis: attentionH.id,
           description: `${candidate.description}; if ${attentionH.id} (${attentionH.mechanism}) is real, failures should drop`,
@@ -264,7 +298,18 @@ export async function investigate(
           delta: outcome.delta,
           p: outcome.p,
           e: outcome.e,
-          eMethod: MCNEMAR_E_METHOD,
+          eMethod: `${M5_E_METHOD}; here K = ${tests}, γ = ${gamma.toPrecision(3)}`,
+          test: outcome.test,
+          unit: outcome.unit,
+          ...(outcome.clusters !== undefined ? { clusters: outcome.clusters } : {}),
+          gamma,
+          ...(yesNo
+            ? {
+                yesRatio: yesRatio(outcome.run.outputs),
+                baselineYesRatio: yesRatio(cases.map((c) => baselineOutputs.get(c.id) ?? "")),
+              }
+            : {}),
+          cases: casesNote,
           causal,
           note: causal
             ? "the intervention moved the failure rate as the mechanism predicts (causal evidence, not yet a validated fix)"
@@ -278,6 +323,9 @@ export async function investigate(
         ...(imageBiasSign ? { imageBiasSign } : {}),
         hypothesis: best ? { id: best.id, signal: best.signal, mechanism: best.mechanism } : null,
         done,
+        otherTests: mechanism ? 1 : 0,
+        baselineOutputs,
+        casesNote,
       });
     });
   }

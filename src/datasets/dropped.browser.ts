@@ -1,3 +1,4 @@
+import { MAX_IMAGE_BYTES } from "./images.ts";
 import type { ImageSource } from "./types.ts";
 
 /**
@@ -26,6 +27,8 @@ export function droppedImages(
     async read(ref: string) {
       const key = normalize(ref);
       const file = byPath.get(key) ?? byName.get(key.split("/").pop() ?? key);
+      if (file && file.size > MAX_IMAGE_BYTES)
+        throw new Error(`'${ref}' is ${file.size} bytes, over the ${MAX_IMAGE_BYTES}-byte limit for one image`);
       return file ? new Uint8Array(await file.arrayBuffer()) : undefined;
     },
     ...(put && {

@@ -5,6 +5,39 @@ import type { ImportedCase } from "./types.ts";
 /** The fields a dataset row may carry at its top level; anything else goes to `meta`. */
 export const CASE_KEYS = ["id", "input", "expected", "tags", "split", "cluster", "status", "meta", "label"] as const;
 
+/** Deepest nesting a row may hold (objects and lists inside each other); deeper is a problem of that row. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Is this parsed JSON value nested deeper than `max` levels? Walks with its
+ * own stack, so a 100,000-deep value (which `JSON.parse` reads, but writing
+ * or hashing it recursively would overflow the call stack) is measured safely.
+ *
+ * @example deeperThan(JSON.parse("[[[1]]]"), 2) // true
+ */
+export function deeperThan(value: unknown, max: number): boolean {
+  if (value === null || typeof value !== "object") return false;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v as object))
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * Sets `record[key]` as plain data, whatever the key: a column or field named
+ * `__proto__` (or `constructor`) is kept as a field like any other, never
+ * taken as the object's prototype.
+ *
+ * @example setField({}, "__proto__", 1) // { ["__proto__"]: 1 } as an own field
+ */
+export function setField(record: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** A row turned into a case, or the reason it could not be. */
 export type RowResult = { readonly case: ImportedCase } | { readonly reason: string; readonly id?: string };
 
@@ -18,6 +51,8 @@ export type RowResult = { readonly case: ImportedCase } | { readonly reason: str
 export function rowToCase(row: unknown, options: { readonly requireInput?: boolean } = {}): RowResult {
   if (row === null || typeof row !== "object" || Array.isArray(row))
     return { reason: `not an object (a ${describe(row)}); each line must be a JSON object like {"input": "…"}` };
+  if (deeperThan(row, MAX_JSON_DEPTH))
+    return { reason: `nested deeper than ${MAX_JSON_DEPTH} levels (objects or lists inside each other); flatten it` };
   const r = row as Record<string, unknown>;
   const rawId = r.id;
   let id: string | undefined;
@@ -58,7 +93,7 @@ export function rowToCase(row: unknown, options: { readonly requireInput?: boole
       return fail(`meta must be an object, got a ${describe(r.meta)}`);
     meta = { ...(r.meta as Record<string, unknown>) };
   }
-  for (const key of Object.keys(r)) if (!(CASE_KEYS as readonly string[]).includes(key)) meta[key] = r[key];
+  for (const key of Object.keys(r)) if (!(CASE_KEYS as readonly string[]).includes(key)) setField(meta, key, r[key]);
   let label: boolean | undefined;
   if (r.label !== undefined && r.label !== null && r.label !== "") {
     label = parseLabel(r.label);

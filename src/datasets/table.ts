@@ -1,4 +1,4 @@
-import { describe, parseLabel, rowToCase, type RowResult } from "./row.ts";
+import { describe, parseLabel, rowToCase, setField, type RowResult } from "./row.ts";
 import type { ColumnMapping, ImportedCase, Problem } from "./types.ts";
 
 /** Column names tried, in order, for each case field a mapping leaves unset. */
@@ -107,7 +107,8 @@ export function tableRowToCase(
   const mapped = mappedColumns(mapping);
   const meta: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(row))
-    if (!mapped.has(key)) meta[key] = options.numericMeta && typeof value === "string" ? numeric(value) : value;
+    if (!mapped.has(key))
+      setField(meta, key, options.numericMeta && typeof value === "string" ? numeric(value) : value);
   const get = (field: keyof ColumnMapping) => (mapping[field] !== undefined ? row[mapping[field]] : undefined);
 
   let input = get("input");

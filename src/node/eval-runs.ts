@@ -2,8 +2,23 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync } from "n
 import { dirname } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { loadRun, resolveBaseline, runView, type JudgeCache, type JudgeVerdict, type RunView } from "../evals/index.ts";
+import { deeperThan, MAX_JSON_DEPTH } from "../datasets/row.ts";
 import { FileStore } from "../store/files.node.ts";
 import type { RunExport } from "../store/types.ts";
+
+/**
+ * Parses a JSON file the user named (a config, a run file): its text's
+ * `JSON.parse`, refused when nested deeper than `MAX_JSON_DEPTH` levels (which
+ * would overflow the stack of whatever reads it next).
+ *
+ * @example parseJsonText('{"dataset": "pope.jsonl"}') // { dataset: "pope.jsonl" }
+ */
+export function parseJsonText(text: string): unknown {
+  const value: unknown = JSON.parse(text.replace(/^\uFEFF/, ""));
+  if (deeperThan(value, MAX_JSON_DEPTH))
+    throw new Error(`it is nested deeper than ${MAX_JSON_DEPTH} levels (objects or lists inside each other)`);
+  return value;
+}
 
 /** The CLI's default store directory. */
 export const DEFAULT_STORE = ".evalrx";

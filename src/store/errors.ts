@@ -25,8 +25,12 @@ export class RunLockedError extends StoreError {
   constructor(
     readonly runId: string,
     readonly holder: string,
-    message = `run '${runId}' already has a writer: ${holder}. One writer per run: wait for it to finish, or stop it, then resume the run.`,
+    message?: string,
   ) {
-    super(message, { items: 0 });
+    super(
+      message ||
+        `run '${runId}' already has a writer: ${holder}. One writer per run: wait for it to finish, or stop it, then resume the run.`,
+      { items: 0 },
+    );
   }
 }

@@ -88,6 +88,8 @@ export class FileLock {
     options: {
       readonly runId: string;
       readonly what?: string;
+      /** What the refusal names (default `run '<runId>'`), e.g. `the output folder out/`. */
+      readonly subject?: string;
       readonly wait?: boolean;
       readonly signal?: AbortSignal;
     },
@@ -109,7 +111,15 @@ export class FileLock {
         await reap(path, seen.info);
         continue;
       }
-      if (!options.wait) throw new RunLockedError(options.runId, describe(seen.info, seen.ageMs));
+      if (!options.wait) {
+        const holder = describe(seen.info, seen.ageMs);
+        throw new RunLockedError(
+          options.runId,
+          holder,
+          options.subject &&
+            `${options.subject} already has a writer: ${holder}. One writer at a time: wait for it to finish, or stop it.`,
+        );
+      }
       await sleep(POLL_MS, options.signal);
     }
   }

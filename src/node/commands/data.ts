@@ -1,10 +1,11 @@
 import { createReadStream } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { IMPORT_FORMATS, importStream, ingest, type ImportFormat, type Problem } from "../../datasets/index.ts";
 import { FileStore } from "../../store/files.node.ts";
 import type { Command } from "../cli.ts";
+import { readConfined } from "../confined.ts";
+import { parseCommandArgs } from "../eval-runs.ts";
 
 const usage = `evalrx data check <file> [--format FORMAT] [--json] [mapping]
 evalrx data import <file> [--store DIR] [--dataset ID] [--format FORMAT] [mapping]
@@ -16,15 +17,19 @@ evalrx data import <file> [--store DIR] [--dataset ID] [--format FORMAT] [mappin
   --json     check: print {"valid": N, "problems": [{"line": L, "reason": "…"}]}
   --store    the store directory (default: .evalrx)
   --dataset  the dataset id in the store (default: the file name without its extension)
+  --root     the folder image paths resolve in (default: the file's folder); nothing outside it is read
   mapping    --id COL --input COL --image COL --expected COL --label COL --cluster COL --split COL
              (CSV and Parquet; default: common column names), --delimiter CHAR for CSV
-  Images are paths relative to <file>; they are checked, and stored once by content hash on import.`;
+  Images are paths relative to <file> (or --root), inside that folder: absolute paths, '..' out of it, links
+  leaving it, devices, FIFOs and files over 64 MB are refused per row. Each image is decoded in full (PNG,
+  JPEG; GIF, WebP and BMP by their headers) under a 40-megapixel bound, and stored once by content hash on import.`;
 
 const options = {
   format: { type: "string" },
   json: { type: "boolean" },
   store: { type: "string" },
   dataset: { type: "string" },
+  root: { type: "string" },
   delimiter: { type: "string" },
   id: { type: "string" },
   input: { type: "string" },
@@ -35,18 +40,10 @@ const options = {
   split: { type: "string" },
 } as const;
 
-/** Reads an image path relative to the dataset file; undefined when there is no such file. */
-function imageReader(file: string) {
-  const base = dirname(resolve(file));
-  return async (ref: string): Promise<Uint8Array | undefined> => {
-    try {
-      return new Uint8Array(await readFile(resolve(base, ref)));
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "EISDIR" || code === "ENOTDIR") return undefined;
-      throw error;
-    }
-  };
+/** Reads an image path inside the dataset's folder (or `root`); undefined when there is no such file. */
+function imageReader(file: string, root: string | undefined) {
+  const base = root ?? dirname(resolve(file));
+  return (ref: string): Promise<Uint8Array | undefined> => readConfined(base, ref);
 }
 
 /** Fails with exit 3 (as an error the CLI prints) when the file cannot be opened at all. */
@@ -88,7 +85,7 @@ function printProblems(problems: readonly Problem[]) {
 }
 
 async function check(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options, allowPositionals: true });
+  const { values, positionals } = parseCommandArgs(args, options, usage);
   const file = await requireFile(positionals[0]);
   const read = readOptions(file, values);
   let valid = 0;
@@ -96,7 +93,7 @@ async function check(args: string[]): Promise<number> {
   let detected: ImportFormat | undefined;
   const stream = importStream(
     createReadStream(file),
-    { ...read, images: { read: imageReader(file) } },
+    { ...read, images: { read: imageReader(file, values.root) } },
     (f) => (detected = f),
   );
   for await (const batch of stream) {
@@ -104,6 +101,10 @@ async function check(args: string[]): Promise<number> {
     problems.push(...batch.problems);
   }
   problems.sort((a, b) => a.line - b.line);
+  if (valid === 0 && problems.length === 0)
+    throw new Error(
+      `${file} holds no rows${(await stat(file)).size === 0 ? " (the file is empty)" : ""}; nothing to check`,
+    );
   if (values.json) {
     console.log(JSON.stringify({ valid, problems: problems.map(({ line, reason }) => ({ line, reason })) }));
   } else {
@@ -115,8 +116,9 @@ async function check(args: string[]): Promise<number> {
 }
 
 async function importFile(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options, allowPositionals: true });
+  const { values, positionals } = parseCommandArgs(args, options, usage);
   const file = await requireFile(positionals[0]);
+  if ((await stat(file)).size === 0) throw new Error(`${file} is empty; nothing to import`);
   const read = readOptions(file, values);
   const store = await FileStore.open(values.store ?? ".evalrx");
   const datasetId = values.dataset ?? basename(file).replace(/\.[^.]+$/, "");
@@ -124,8 +126,12 @@ async function importFile(args: string[]): Promise<number> {
     const result = await ingest(store, createReadStream(file), {
       ...read,
       datasetId,
-      readImage: imageReader(file),
+      readImage: imageReader(file, values.root),
     });
+    if (result.rows === 0)
+      throw new Error(
+        `${file} holds no rows${(await stat(file)).size === 0 ? " (the file is empty)" : ""}; nothing was imported`,
+      );
     console.log(`dataset ${result.dataset.id} version ${result.dataset.version}`);
     console.log(
       `  ${result.added} case(s) added, ${result.skipped} already there, ${result.dataset.caseCount} in all; ` +

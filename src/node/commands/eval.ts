@@ -1,8 +1,16 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { basename, dirname, extname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, extname, join, resolve } from "node:path";
 import type { FailureCase } from "../../core/index.ts";
-import { caseHash, datasetVersion, decodeDataUrl, importDataset, select } from "../../datasets/index.ts";
+import {
+  caseHash,
+  datasetVersion,
+  decodeDataUrl,
+  importDataset,
+  select,
+  type ImportedCase,
+  type ImportFormat,
+} from "../../datasets/index.ts";
 import {
   buildEvaluators,
   formatSummary,
@@ -15,8 +23,17 @@ import {
   type RunView,
 } from "../../evals/index.ts";
 import { getSpec } from "../../models/specs/index.ts";
+import type { FileStore } from "../../store/files.node.ts";
 import type { Command } from "../cli.ts";
-import { DEFAULT_STORE, fileJudgeCache, openStore, parseCommandArgs, readBaseline } from "../eval-runs.ts";
+import { confinedReader, portablePath, readRegularFile } from "../confined.ts";
+import {
+  DEFAULT_STORE,
+  fileJudgeCache,
+  openStore,
+  parseCommandArgs,
+  parseJsonText,
+  readBaseline,
+} from "../eval-runs.ts";
 import { formatGate } from "./gate.ts";
 import { codeVersion } from "./version.ts";
 
@@ -34,6 +51,44 @@ function sha12(file: string): string {
   return createHash("sha256").update(readFileSync(file)).digest("hex").slice(0, 12);
 }
 
+/**
+ * Stores the imported cases as the dataset `baseId`, never replacing other
+ * cases stored under that id: the same cases are already there (nothing is
+ * written); other cases go in beside them as `<baseId>@<version>`, with a
+ * note. Returns the id the run reads.
+ */
+async function storeDatasetVersion(
+  store: FileStore,
+  baseId: string,
+  source: string,
+  imported: { readonly cases: readonly ImportedCase[]; readonly format: ImportFormat },
+): Promise<string> {
+  const version = datasetVersion(imported.cases);
+  const existing = await store.getDataset(baseId);
+  const id = existing && existing.version !== version ? `${baseId}@${version}` : baseId;
+  if (id !== baseId)
+    console.error(
+      `note: the store's dataset '${baseId}' holds other cases (version ${existing!.version}, ${existing!.caseCount} cases); ` +
+        `this file's ${imported.cases.length} cases (version ${version}) are stored beside them as '${id}', and the stored cases stay`,
+    );
+  if ((await store.getDataset(id))?.version === version) return id;
+  const stamp = new Date().toISOString();
+  await store.putDataset(
+    {
+      id,
+      name: baseId,
+      version,
+      source,
+      format: imported.format,
+      caseCount: imported.cases.length,
+      createdAt: stamp,
+      updatedAt: stamp,
+    },
+    imported.cases.map((c) => ({ ...c, datasetId: id, hash: caseHash(c) })),
+  );
+  return id;
+}
+
 export const command: Command = {
   summary: "run an eval (dataset × model × evaluators × repeats) into the store and print its summary",
   usage,
@@ -45,10 +100,10 @@ export const command: Command = {
     );
     if (positionals.length !== 1) throw new Error(`expected one config file, got ${positionals.length}`);
     const configPath = resolve(positionals[0]!);
-    if (!existsSync(configPath)) throw new Error(`no config file '${positionals[0]}'`);
+    const configText = new TextDecoder().decode(await readRegularFile(configPath, `config '${positionals[0]}'`));
     let json: unknown;
     try {
-      json = JSON.parse(readFileSync(configPath, "utf8"));
+      json = parseJsonText(configText);
     } catch (error) {
       throw new Error(`config '${positionals[0]}' is not JSON: ${(error as Error).message}`, { cause: error });
     }
@@ -66,44 +121,38 @@ export const command: Command = {
     // The dataset: every valid row goes to the store; the selection is what runs.
     const datasetPath = resolve(here, config.dataset);
     if (!existsSync(datasetPath)) throw new Error(`dataset '${config.dataset}' not found (looked at ${datasetPath})`);
-    const imported = await importDataset(new Uint8Array(readFileSync(datasetPath)), { name: basename(datasetPath) });
+    const imported = await importDataset(await readRegularFile(datasetPath, `dataset '${config.dataset}'`), {
+      name: basename(datasetPath),
+    });
     for (const p of imported.problems.slice(0, 5))
       console.error(`${config.dataset}:${p.line}: ${p.reason} (row skipped)`);
     if (imported.problems.length > 5) console.error(`… and ${imported.problems.length - 5} more problem(s)`);
     if (imported.cases.length === 0) throw new Error(`dataset '${config.dataset}' has no valid case`);
-    const datasetId = basename(datasetPath, extname(datasetPath));
+    const baseId = basename(datasetPath, extname(datasetPath));
     const store = await openStore(storeDir);
-    const stamp = new Date().toISOString();
-    await store.putDataset(
-      {
-        id: datasetId,
-        name: datasetId,
-        version: datasetVersion(imported.cases),
-        source: config.dataset,
-        format: imported.format,
-        caseCount: imported.cases.length,
-        createdAt: (await store.getDataset(datasetId))?.createdAt ?? stamp,
-        updatedAt: stamp,
-      },
-      imported.cases.map((c) => ({ ...c, datasetId, hash: caseHash(c) })),
-    );
+    const datasetId = await storeDatasetVersion(store, baseId, config.dataset, imported);
     const cases: FailureCase[] = select(
       imported.cases.filter((c) => c.status === "active"),
       config.select ?? {},
     );
-    const datasetDir = dirname(datasetPath);
-    const images = async (ref: string): Promise<Uint8Array> => {
-      if (ref.startsWith("data:")) {
-        const decoded = decodeDataUrl(ref);
-        if (!(decoded instanceof Uint8Array)) throw new Error(`image data URL: ${decoded.reason}`);
-        return decoded;
+    const readImage = confinedReader(dirname(datasetPath));
+    const images = async (ref: string, row: FailureCase): Promise<Uint8Array> => {
+      try {
+        if (ref.startsWith("data:")) {
+          const decoded = decodeDataUrl(ref);
+          if (!(decoded instanceof Uint8Array)) throw new Error(`image data URL: ${decoded.reason}`);
+          return decoded;
+        }
+        if (ref.startsWith("sha256:")) {
+          const stored = await store.getImage(ref);
+          if (!stored) throw new Error(`image ${ref} is not in the store`);
+          return stored.bytes;
+        }
+        return await readImage(ref);
+      } catch (error) {
+        // The trial errors with the case and the reason; the run goes on.
+        throw new Error(`case '${row.id}': ${(error as Error).message}`, { cause: error });
       }
-      if (ref.startsWith("sha256:")) {
-        const stored = await store.getImage(ref);
-        if (!stored) throw new Error(`image ${ref} is not in the store`);
-        return stored.bytes;
-      }
-      return new Uint8Array(readFileSync(isAbsolute(ref) ? ref : resolve(datasetDir, ref)));
     };
 
     // The model, and its identity for the fingerprint.
@@ -131,12 +180,13 @@ export const command: Command = {
         ...(config.variant !== undefined ? { variant: config.variant } : {}),
         ...(config.concurrency !== undefined ? { concurrency: config.concurrency } : {}),
         ...(config.generation ? { generation: config.generation } : {}),
-        ...(config.name !== undefined ? { evalKey: config.name } : {}),
+        // The eval's identity stays the file's name when a new version of its cases is stored beside the old.
+        evalKey: config.name ?? `${baseId}:${evaluators.map((e) => e.name).join("+")}`,
         ...(values.resume !== undefined ? { resume: values.resume } : {}),
         images,
         modelIdentity: { key: model.spec.key, files },
         codeVersion: codeVersion(),
-        extraConfig: { configFile: positionals[0], select: config.select ?? {} },
+        extraConfig: { configFile: portablePath(configPath), select: config.select ?? {} },
         signal: controller.signal,
         onProgress: (p) => {
           const tenth = Math.floor((10 * p.done) / p.total);

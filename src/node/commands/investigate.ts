@@ -1,30 +1,121 @@
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { parseEventLines, type RunEvent } from "../../agent/events.ts";
 import { investigate } from "../../agent/investigate.ts";
+import { buildReport } from "../../agent/report.ts";
 import { stageLine } from "../../agent/progress.ts";
 import { TIERS, type Tier } from "../../agent/repair.ts";
 import type { FailureCase, ImagePixels } from "../../core/index.ts";
 import { importDataset, select, sha256Hex, canonicalJson } from "../../datasets/index.ts";
+import { checkImage } from "../../datasets/images.ts";
 import { chair, exact, openAICompatibleJudge, yesNo, type Evaluator } from "../../evals/index.ts";
 import { loadModel, REPO_ROOT } from "../../models/load.node.ts";
 import { toRgb } from "../../models/image.ts";
-import { writeReportFiles } from "../../report/write.node.ts";
+import { parseReport } from "../../report/schema.ts";
+import { writeError, writeFileAtomic, writeReportFiles } from "../../report/write.node.ts";
 import { FileStore } from "../../store/files.node.ts";
+import { FileLock } from "../../store/lock.node.ts";
 import type { Command } from "../cli.ts";
-import { numberOption } from "../eval-runs.ts";
+import { confinedReader, portablePath, readRegularFile } from "../confined.ts";
+import { numberOption, parseCommandArgs } from "../eval-runs.ts";
+import { faultPoint } from "../faults.ts";
 import { codeVersion } from "./version.ts";
 
 const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/pope.jsonl] [-q "What predicts the hallucinations?"]
                           [--holdout 0.4] [--max-tier L3b] [--seed 1] [--sample N|all] [--out DIR] [--json] [--resume]
+                          [--root DIR]
                           [--judge URL --judge-model NAME]   (key from EVALRX_JUDGE_KEY)
 
   With no arguments it runs the bundled tiny VLM on the 600-question demo POPE set (about half a minute).
   --sample    a stable sample of N cases (the N with the smallest sha256(id)) for a quicker run; default all
   --max-tier  ceiling of the repair ladder: L1, L2, L3a, L3b (default), L4 (writes a fine-tune recipe), none
   --out       where report.json, events.jsonl, report.html and the run's store go (default .evalrx/investigate)
-  --resume    continue the interrupted run in --out: stored labels, probes and repair runs are not judged again`;
+  --resume    continue the interrupted run in --out: stored labels, probes and repair runs are not judged again;
+              refused when --model, --data, --sample, --seed, --holdout, --max-tier or -q differ from the run's
+  --root      the folder image paths resolve in (default: the data file's folder); nothing outside it is read
+  One writer per --out folder: a second investigate on the same folder is refused while the first runs.
+  report.json and report.html are written whole (temp file + rename); the run is marked finished in
+  events.jsonl only once they are on disk.`;
+
+/** The options a run was started with, as its first events recorded them. */
+interface RunOptions {
+  readonly question: string;
+  readonly seed: number;
+  readonly holdout: number;
+  readonly maxTier: string;
+  readonly model: string;
+  readonly source: string;
+  readonly fingerprint: string;
+  readonly n: number;
+}
+
+/** What differs between the interrupted run and this command line, one phrase per option. */
+function differences(before: RunOptions, now: RunOptions): string[] {
+  const out: string[] = [];
+  if (before.model !== now.model) out.push(`--model is '${now.model}' where the run used '${before.model}'`);
+  if (before.source !== now.source) out.push(`--data is '${now.source}' where the run read '${before.source}'`);
+  else if (before.fingerprint !== now.fingerprint)
+    out.push(
+      `--data/--sample select ${now.n} case(s) (fingerprint ${now.fingerprint}) where the run had ${before.n} (fingerprint ${before.fingerprint})`,
+    );
+  if (before.seed !== now.seed) out.push(`--seed is ${now.seed} where the run used ${before.seed}`);
+  if (before.holdout !== now.holdout) out.push(`--holdout is ${now.holdout} where the run used ${before.holdout}`);
+  if (before.maxTier !== now.maxTier) out.push(`--max-tier is ${now.maxTier} where the run used ${before.maxTier}`);
+  if (before.question !== now.question)
+    out.push(`-q asks ${JSON.stringify(now.question)} where the run asked ${JSON.stringify(before.question)}`);
+  return out;
+}
+
+/** The options recorded by a log's run.started and data.loaded events. */
+function recorded(events: readonly RunEvent[]): RunOptions | undefined {
+  const started = events.find((e) => e.type === "run.started")?.payload as Record<string, unknown> | undefined;
+  const data = (events.find((e) => e.type === "data.loaded")?.payload ?? {}) as Record<string, unknown>;
+  if (!started) return undefined;
+  return {
+    question: String(started["question"] ?? ""),
+    seed: Number(started["seed"]),
+    holdout: Number(started["holdout"]),
+    maxTier: String(started["maxTier"]),
+    model: String((started["model"] as { key?: unknown } | undefined)?.key ?? ""),
+    source: String(data["source"] ?? ""),
+    fingerprint: String(data["fingerprint"] ?? ""),
+    n: Number(data["n"]),
+  };
+}
+
+/** Appends whole lines to a log and flushes them to disk; a failure names the file. */
+function appendDurably(path: string, text: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "a");
+    const bytes = Buffer.from(text);
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
+    fsyncSync(fd);
+  } catch (error) {
+    throw writeError(error, path);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** True when the folder holds a whole report of this run (both files there, report.json valid). */
+function reportWritten(out: string): boolean {
+  try {
+    parseReport(readFileSync(join(out, "report.json"), "utf8"));
+    return existsSync(join(out, "report.html"));
+  } catch {
+    return false;
+  }
+}
 
 /** The evaluators that label this dataset's cases: POPE-style yes/no, CHAIR for captions, else exact match. */
 function evaluatorsFor(cases: readonly FailureCase[]): Evaluator[] {
@@ -60,9 +151,9 @@ export const command: Command = {
     "diagnose why a model fails: probe (M1), explore (M2), hypotheses (M3), sealed verdicts (M4), intervene and repair (M5)",
   usage,
   async run(args) {
-    const { values } = parseArgs({
+    const { values, positionals } = parseCommandArgs(
       args,
-      options: {
+      {
         model: { type: "string" },
         data: { type: "string" },
         question: { type: "string", short: "q" },
@@ -73,10 +164,13 @@ export const command: Command = {
         out: { type: "string" },
         json: { type: "boolean" },
         resume: { type: "boolean" },
+        root: { type: "string" },
         judge: { type: "string" },
         "judge-model": { type: "string" },
       },
-    });
+      usage,
+    );
+    if (positionals.length) throw new Error(`unexpected argument '${positionals[0]}'; usage: ${usage.split("\n")[0]}`);
     const maxTier = (values["max-tier"] ?? "L3b") as Tier | "none";
     if (maxTier !== "none" && !TIERS.includes(maxTier))
       throw new Error(`--max-tier '${maxTier}' must be one of ${TIERS.join(", ")} or none`);
@@ -84,97 +178,191 @@ export const command: Command = {
     const out = resolve(values.out ?? ".evalrx/investigate");
     const say = (line: string) => (values.json ? console.error(line) : console.log(line));
 
+    const holdout = numberOption("holdout", values.holdout, "0.4") ?? 0.4;
+    const question = values.question ?? "What predicts the hallucinations?";
+
     const dataPath = resolve(values.data ?? join(REPO_ROOT, "public/demo/pope.jsonl"));
-    if (!existsSync(dataPath)) throw new Error(`--data ${dataPath}: no such file`);
-    const imported = await importDataset(new Uint8Array(readFileSync(dataPath)), { name: basename(dataPath) });
+    const imported = await importDataset(await readRegularFile(dataPath, `--data ${values.data ?? dataPath}`), {
+      name: basename(dataPath),
+    });
     if (imported.cases.length === 0)
       throw new Error(
         `--data ${dataPath}: no valid case (${imported.problems.length} bad rows; first: ${imported.problems[0]?.reason ?? "—"})`,
       );
     const sampleText = values.sample ?? "all";
     const sample = sampleText === "all" ? undefined : numberOption("sample", sampleText, "240");
-    const cases = sample === undefined ? imported.cases : select(imported.cases, { sample });
-    const sampled =
-      cases.length < imported.cases.length
-        ? `stable sample of ${cases.length} of ${imported.cases.length} cases (the ${cases.length} smallest sha256(id)), chosen with --sample; drop it for every case`
-        : undefined;
+    const chosen = sample === undefined ? imported.cases : select(imported.cases, { sample });
+    // Every image is read (inside the data folder) and decoded up front: a case whose image cannot be used is
+    // named and left out, and the run goes on with the others.
+    const readImage = confinedReader(values.root ? resolve(values.root) : dirname(dataPath));
+    const imageCheck = new Map<string, Promise<string | undefined>>();
+    const badImage = (ref: string) => {
+      let found = imageCheck.get(ref);
+      if (!found) {
+        found = readImage(ref).then(
+          (bytes) => {
+            const checked = checkImage(bytes);
+            return "reason" in checked ? `image '${ref}' is not usable: ${checked.reason}` : undefined;
+          },
+          (error: unknown) => (error as Error).message,
+        );
+        imageCheck.set(ref, found);
+      }
+      return found;
+    };
+    const cases: FailureCase[] = [];
+    for (const c of chosen) {
+      const why = c.input.image !== undefined ? await badImage(c.input.image) : undefined;
+      if (why) console.error(`case '${c.id}': ${why}; left out of the investigation`);
+      else cases.push(c);
+    }
+    if (cases.length === 0) throw new Error(`--data ${dataPath}: no case has a usable image`);
+    const notes: string[] = [];
+    if (chosen.length < imported.cases.length)
+      notes.push(
+        `stable sample of ${chosen.length} of ${imported.cases.length} cases (the ${chosen.length} smallest sha256(id)), chosen with --sample; drop it for every case`,
+      );
+    if (cases.length < chosen.length)
+      notes.push(
+        `${chosen.length - cases.length} case(s) left out: their images cannot be used (each named on stderr)`,
+      );
+    const sampled = notes.length ? notes.join("; ") : undefined;
     const fingerprint = sha256Hex(cases.map((c) => canonicalJson(c)).join("\n")).slice(0, 12);
 
-    const modelPath = values.model ?? "tiny-vlm";
-    const model = await loadModel(modelPath === "models/tiny-vlm" ? "tiny-vlm" : modelPath);
-    const eventsPath = join(out, "events.jsonl");
-    let previous: RunEvent[] | undefined;
-    let runId = `investigate-${fingerprint}-s${seed}-${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}`;
-    if (values.resume) {
-      if (!existsSync(eventsPath)) throw new Error(`--resume: no ${eventsPath} to resume; run without --resume first`);
-      previous = parseEventLines(readFileSync(eventsPath, "utf8"));
-      const started = previous.find((e) => e.type === "run.started");
-      if (!started) throw new Error(`--resume: ${eventsPath} has no run.started event`);
-      if (previous.some((e) => e.type === "run.finished"))
-        throw new Error(`--resume: the run in ${out} already finished`);
-      runId = started.runId;
+    try {
+      mkdirSync(out, { recursive: true });
+    } catch (error) {
+      throw writeError(error, out);
     }
-    mkdirSync(out, { recursive: true });
-    if (previous) {
-      // The interrupted log is kept beside the new one: the audit trail of what ran before the kill.
-      let k = 1;
-      while (existsSync(join(out, `events.interrupted-${k}.jsonl`))) k++;
-      copyFileSync(eventsPath, join(out, `events.interrupted-${k}.jsonl`));
-    }
-    writeFileSync(eventsPath, "");
-    const store = await FileStore.open(join(out, "store"));
-    const imageDir = dirname(dataPath);
-    const judge = values.judge
-      ? openAICompatibleJudge({
-          baseUrl: values.judge,
-          model: values["judge-model"] ?? "default",
-          apiKey: process.env.EVALRX_JUDGE_KEY,
-        })
-      : undefined;
-    say(
-      `investigate ${model.spec.key} on ${basename(dataPath)}: ${cases.length} cases${sampled ? " (sampled)" : ""}${values.resume ? `, resuming ${runId}` : ""}`,
-    );
-    const { report } = await investigate({
-      store,
-      model,
-      dataset: { id: basename(dataPath).replace(/\.\w+$/, ""), cases, source: basename(dataPath), fingerprint },
-      evaluators: evaluatorsFor(cases),
-      images: async (ref) => new Uint8Array(readFileSync(resolve(imageDir, ref))),
-      decodeImage: rgba,
-      protocol: { question: values.question ?? "What predicts the hallucinations?" },
-      runId,
-      holdout: numberOption("holdout", values.holdout, "0.4") ?? 0.4,
-      seed,
-      alpha: 0.05,
-      maxTier,
-      ...(judge ? { judge } : {}),
-      codeVersion: codeVersion(),
-      ...(sampled ? { sampled } : {}),
-      modelInfo: {
-        key: model.spec.key,
-        family: model.spec.family,
-        source: model.spec.source,
-        layers: model.spec.layers,
-        heads: model.spec.heads,
-        capabilities: [...model.capabilities],
-      },
-      ...(previous ? { previous } : {}),
-      sink: (event) => {
-        appendFileSync(eventsPath, JSON.stringify(event) + "\n");
-        const line = stageLine(event);
-        if (line) say(line);
-      },
-      onLabelCase: (done, total) => {
-        if (done > 0 && (done % 40 === 0 || done === total)) say(`M1 label     ${done}/${total} cases judged`);
-      },
-      onProbeCase: (done, total) => {
-        if (done % 40 === 0 || done === total) say(`M1 probe     ${done}/${total} cases probed`);
-      },
+    // One writer per output folder, from the first read of its log to the last write.
+    const folderLock = await FileLock.acquire(join(out, "writer.lock"), {
+      runId: out,
+      what: `investigate --out ${out}`,
+      subject: `the output folder ${out}`,
     });
-    const paths = writeReportFiles(out, report);
-    say(`wrote ${paths.json}, ${eventsPath}, ${paths.html}`);
-    if (values.json) console.log(JSON.stringify(report, null, 2));
-    await model.dispose();
-    return 0;
+    const modelPath = values.model ?? "tiny-vlm";
+    let model: Awaited<ReturnType<typeof loadModel>> | undefined;
+    try {
+      const eventsPath = join(out, "events.jsonl");
+      let previous: RunEvent[] | undefined;
+      let runId = `investigate-${fingerprint}-s${seed}-${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}`;
+      if (values.resume) {
+        if (!existsSync(eventsPath))
+          throw new Error(`--resume: no ${eventsPath} to resume; run without --resume first`);
+        previous = parseEventLines(readFileSync(eventsPath, "utf8"));
+        const started = previous.find((e) => e.type === "run.started");
+        if (!started) throw new Error(`--resume: ${eventsPath} has no run.started event`);
+        runId = started.runId;
+        if (previous.some((e) => e.type === "run.finished")) {
+          if (reportWritten(out)) throw new Error(`--resume: the run in ${out} already finished`);
+          // Finished, but its report did not reach the disk: the report is built from the log alone.
+          const paths = writeReportFiles(out, buildReport(previous));
+          say(
+            `the run in ${out} had finished; its report was missing and is written again: ${paths.json}, ${paths.html}`,
+          );
+          return 0;
+        }
+      }
+      model = await loadModel(modelPath === "models/tiny-vlm" ? "tiny-vlm" : modelPath);
+      const current: RunOptions = {
+        question,
+        seed,
+        holdout,
+        maxTier,
+        model: model.spec.key,
+        source: basename(dataPath),
+        fingerprint,
+        n: cases.length,
+      };
+      const before = previous && recorded(previous);
+      const changed = before ? differences(before, current) : [];
+      if (changed.length)
+        throw new Error(
+          `--resume: this command line differs from the run in ${out}: ${changed.join("; ")}. Resume with the run's options, or start a new run in another --out folder`,
+        );
+      // The new log is written beside the old and renamed over it: a kill at any moment leaves one whole log.
+      const kept = (previous ?? []).filter((e) => e.type === "run.started" || e.type === "data.loaded");
+      if (previous) {
+        // The interrupted log is kept beside the new one: the audit trail of what ran before the kill.
+        let k = 1;
+        while (existsSync(join(out, `events.interrupted-${k}.jsonl`))) k++;
+        writeFileAtomic(join(out, `events.interrupted-${k}.jsonl`), readFileSync(eventsPath));
+        faultPoint("resume-rewrite");
+      }
+      writeFileAtomic(eventsPath, kept.map((e) => JSON.stringify(e) + "\n").join(""));
+      const store = await FileStore.open(join(out, "store"));
+      let finished: RunEvent | undefined;
+      const judge = values.judge
+        ? openAICompatibleJudge({
+            baseUrl: values.judge,
+            model: values["judge-model"] ?? "default",
+            apiKey: process.env.EVALRX_JUDGE_KEY,
+          })
+        : undefined;
+      say(
+        `investigate ${model.spec.key} on ${basename(dataPath)}: ${cases.length} cases${sampled ? " (sampled)" : ""}${values.resume ? `, resuming ${runId}` : ""}`,
+      );
+      const { report } = await investigate({
+        store,
+        model,
+        dataset: { id: basename(dataPath).replace(/\.\w+$/, ""), cases, source: basename(dataPath), fingerprint },
+        evaluators: evaluatorsFor(cases),
+        images: readImage,
+        decodeImage: rgba,
+        protocol: { question },
+        runId,
+        holdout,
+        seed,
+        alpha: 0.05,
+        maxTier,
+        ...(judge ? { judge } : {}),
+        codeVersion: codeVersion(),
+        ...(sampled ? { sampled } : {}),
+        modelInfo: {
+          key: model.spec.key,
+          family: model.spec.family,
+          source: portablePath(model.spec.source),
+          layers: model.spec.layers,
+          heads: model.spec.heads,
+          capabilities: [...model.capabilities],
+        },
+        ...(previous ? { previous } : {}),
+        sink: (event) => {
+          // Events of the interrupted run are already in the new log; the end of the run waits for its report.
+          if (event.seq < kept.length) return;
+          if (event.type === "run.finished") {
+            finished = event;
+            return;
+          }
+          try {
+            appendFileSync(eventsPath, JSON.stringify(event) + "\n");
+          } catch (error) {
+            throw writeError(error, eventsPath);
+          }
+          const line = stageLine(event);
+          if (line) say(line);
+        },
+        onLabelCase: (done, total) => {
+          if (done > 0 && (done % 40 === 0 || done === total)) say(`M1 label     ${done}/${total} cases judged`);
+        },
+        onProbeCase: (done, total) => {
+          if (done % 40 === 0 || done === total) say(`M1 probe     ${done}/${total} cases probed`);
+        },
+      });
+      const paths = writeReportFiles(out, report);
+      faultPoint("report-written");
+      // Only now, with the report on disk, is the run marked finished.
+      if (finished) {
+        appendDurably(eventsPath, JSON.stringify(finished) + "\n");
+        const line = stageLine(finished);
+        if (line) say(line);
+      }
+      say(`wrote ${paths.json}, ${eventsPath}, ${paths.html}`);
+      if (values.json) console.log(JSON.stringify(report, null, 2));
+      return 0;
+    } finally {
+      await model?.dispose();
+      await folderLock.release();
+    }
   },
 };
