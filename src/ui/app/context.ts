@@ -1,4 +1,5 @@
 import { getContext, setContext } from "svelte";
+import type { ImportService } from "./imports.svelte.ts";
 import type { JobService } from "./jobs.svelte.ts";
 import type { ModelService } from "./model.svelte.ts";
 import type { Router } from "./router.svelte.ts";
@@ -18,6 +19,8 @@ export interface AppServices {
   readonly models: ModelService;
   readonly jobs: JobService;
   readonly stats: StatsService;
+  /** Dataset imports and the dataset view's cases, in the data worker. */
+  readonly imports: ImportService;
 }
 
 const KEY = Symbol("evalrx.app");
