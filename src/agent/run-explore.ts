@@ -7,6 +7,7 @@ import type { Report } from "../report/schema.ts";
 import { casesToTable } from "./cases-table.ts";
 import type { Calibrator } from "./evalue.ts";
 import { EventLog, type RunEvent } from "./events.ts";
+import { excludeColumns } from "./exclusions.ts";
 import type { Judge } from "./judge.ts";
 import { runLoop, type LoopResult } from "./loop.ts";
 import { buildReport } from "./report.ts";
@@ -21,6 +22,12 @@ export interface ExploreRunOptions {
   /** Where the cases came from (a file name), for provenance. */
   readonly source?: string;
   readonly labelColumn?: string | null;
+  /**
+   * Columns that are the label or derived from it (the importer's
+   * `LabelSource.derived`: a scorer's value and answer, a metric's siblings):
+   * never tested as signals, each said in the report's problems.
+   */
+  readonly derived?: readonly string[];
   /** Test only these columns. */
   readonly signals?: readonly string[];
   /** Every column of the file, for messages. */
@@ -54,7 +61,10 @@ export function logFingerprint(cases: readonly ImportedCase[]): string {
 /**
  * Which columns of this eval log predict failure, decided on sealed cases?
  * Throws (with how to mend it) when the file has no label; otherwise always
- * returns a report, which lists whatever could not be tested and why.
+ * returns a report, which lists whatever could not be tested and why. The
+ * label in another form is never a signal: the columns the importer derived
+ * from it, and any column that separates pass from fail perfectly on the
+ * exploration split, are left out and named in the report's problems.
  *
  * Example: `const { report } = await exploreCases(cases, { source: "log.csv", seed: 1 })`
  * → `report.hypotheses[0]` = `{ signal: "retrieval_hits", verdict: "SUPPORTED", … }`.
@@ -71,7 +81,13 @@ export async function exploreCases(
     signals: options.signals,
     columns: options.columns,
   });
-  const table = options.inspectTable ? options.inspectTable(built) : built;
+  const excluded = excludeColumns(built, {
+    derived: options.derived,
+    labelColumn: label.column,
+    holdout: options.holdout ?? 0.4,
+    seed,
+  });
+  const table = options.inspectTable ? options.inspectTable(excluded.table) : excluded.table;
   const fingerprint = logFingerprint(cases);
   const log = new EventLog({
     runId: options.runId ?? `explore-${fingerprint}-s${seed}`,
@@ -111,6 +127,7 @@ export async function exploreCases(
           ? `the label has one class only: all ${built.ids.length} cases pass, so there is no failure to explain`
           : `the label has one class only: all ${built.ids.length} cases fail, so nothing distinguishes failures`,
     });
+  for (const note of excluded.notes) log.append("setup", "problem", { what: note.what, why: note.why });
   const result = await runLoop(table, log, {
     protocol: { question },
     holdout: options.holdout,

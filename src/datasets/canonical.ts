@@ -2,7 +2,10 @@
  * What is the one byte-exact text of this JSON value? Keys sorted (by UTF-16
  * code unit, as `Array.prototype.sort` does everywhere), no whitespace,
  * `undefined` object members dropped, strings and numbers as `JSON.stringify`
- * writes them — so Node and every browser hash the same bytes.
+ * writes them — so Node and every browser hash the same bytes. The
+ * non-finite numbers an eval log may hold (Python writes them into its JSON)
+ * are written as Python writes them, `NaN`, `Infinity`, `-Infinity`, so a
+ * case carrying one still has an identity.
  *
  * @example canonicalJson({ b: 1, a: [true, "x"] }) // '{"a":[true,"x"],"b":1}'
  */
@@ -22,7 +25,7 @@ function write(value: unknown): string | undefined {
     case "boolean":
       return value ? "true" : "false";
     case "number":
-      return Number.isFinite(value) ? JSON.stringify(value) : undefined;
+      return Number.isFinite(value) ? JSON.stringify(value) : value > 0 ? "Infinity" : value < 0 ? "-Infinity" : "NaN";
     case "object": {
       if (Array.isArray(value)) {
         let out = "[";
@@ -53,9 +56,8 @@ function write(value: unknown): string | undefined {
   }
 }
 
-/** Why and where a value is not JSON, e.g. "NaN at $.a[1] is not a JSON number; …". */
+/** Why and where a value is not JSON, e.g. "a typed array at $.a[1] is not JSON; …". */
 function locate(value: unknown, path: string): string {
-  if (typeof value === "number") return `${value} at ${path} is not a JSON number; use null or a string instead`;
   if (ArrayBuffer.isView(value)) return `a typed array at ${path} is not JSON; convert it with Array.from()`;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++)

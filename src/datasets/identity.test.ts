@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { FailureCase } from "../core/index.ts";
 import { canonicalJson } from "./canonical.ts";
+import { parseJson } from "./json.ts";
 import { sha256Hex } from "./hash.ts";
 import { caseHash, datasetVersion, derivedId } from "./identity.ts";
 import { importDataset } from "./import.ts";
@@ -95,8 +96,12 @@ describe("canonicalJson", () => {
       }),
     );
   });
+  it("writes the non-finite numbers of eval logs as Python does, and parseJson reads them back", () => {
+    const text = canonicalJson({ b: [1, NaN], a: -Infinity, c: Infinity });
+    expect(text).toBe('{"a":-Infinity,"b":[1,NaN],"c":Infinity}');
+    expect(parseJson(text)).toEqual({ a: -Infinity, b: [1, NaN], c: Infinity });
+  });
   it("refuses what JSON cannot hold, naming where", () => {
-    expect(() => canonicalJson({ a: [1, NaN] })).toThrow(/NaN at \$\.a\[1\]/);
     expect(() => canonicalJson({ f: () => 1 })).toThrow(/function at \$\.f/);
     expect(() => canonicalJson(new Float32Array(2))).toThrow(/typed array/);
   });

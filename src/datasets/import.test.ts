@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { cut } from "./fixtures/cut.ts";
 import { detectFormat, importDataset, importStream, parseJsonl, UnreadableFileError } from "./import.ts";
 import { importTable } from "./table.ts";
 import type { ImportResult } from "./types.ts";
@@ -17,17 +18,6 @@ const images = {
 };
 const RED = "sha256:c414cd0e204de974f73753c7e28d7638e7b3691bb8b1a2bab6b25bb7fed7ce77";
 const lines = (r: ImportResult) => r.problems.map((p) => p.line);
-
-/** The bytes cut into chunks at the given points: a stream that splits lines, and UTF-8 sequences, anywhere. */
-async function* cut(bytes: Uint8Array, points: number[]): AsyncGenerator<Uint8Array> {
-  let at = 0;
-  for (const p of [...new Set(points)].sort((a, b) => a - b)) {
-    if (p <= at || p >= bytes.length) continue;
-    yield bytes.slice(at, p);
-    at = p;
-  }
-  yield bytes.slice(at);
-}
 
 describe("JSONL", () => {
   it("keeps every valid row of the hostile fixture and names each bad one with its line", async () => {
@@ -263,7 +253,9 @@ describe("eval logs", () => {
   });
 
   it("a JSON file that is neither tool's log cannot be read; format detection follows names and bytes", async () => {
-    await expect(importDataset('{"hello": 1}', { name: "x.json" })).rejects.toThrow(/not a promptfoo result file/);
+    await expect(importDataset('{"hello": 1}', { name: "x.json" })).rejects.toThrow(
+      /not a log this tool reads: it is an object with keys \[hello\]/,
+    );
     await expect(importDataset("{broken", { name: "x.json" })).rejects.toBeInstanceOf(UnreadableFileError);
     expect(detectFormat("samples_gsm8k_2024.jsonl", "")).toBe("lm-eval");
     expect(detectFormat(undefined, '{"doc_id": 1, "resps": []}\n')).toBe("lm-eval");

@@ -12,7 +12,10 @@ export type {
   ImportResult,
   ImportSource,
   ImportedCase,
+  ImportWarning,
+  LabelSource,
   Problem,
+  WarningCode,
 } from "./types.ts";
 export { IMPORT_FORMATS } from "./types.ts";
 export { canonicalJson } from "./canonical.ts";
@@ -29,7 +32,13 @@ export {
 } from "./import.ts";
 export { importTable, resolveMapping, type ResolvedMapping, type TableOptions } from "./table.ts";
 export { rowToCase, parseLabel, CASE_KEYS } from "./row.ts";
-export { lmEvalRow, inspectRows, promptfooRows } from "./logs.ts";
+export { labelLog, type LogRows } from "./logs.ts";
+export { inspectLog, inspectJsonLog, inspectSample } from "./inspect.ts";
+export { readInspectArchive } from "./inspect-eval.ts";
+export { lmEvalLog, lmEvalResultsError } from "./lm-eval.ts";
+export { promptfooLog, promptfooExpected } from "./promptfoo.ts";
+export { parseJson } from "./json.ts";
+export { zipEntries, isZip, type ZipEntry } from "./zip.ts";
 export { readLines, type Line } from "./lines.ts";
 export { sniffImage, decodeDataUrl, imageKey } from "./images.ts";
 export { Dataset, type AddResult } from "./dataset.ts";

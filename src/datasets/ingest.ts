@@ -1,7 +1,15 @@
 import type { DatasetRecord } from "../core/index.ts";
 import { caseHash, caseVersionHash, versionFromHashes } from "./identity.ts";
 import { importStream } from "./import.ts";
-import type { ImportFormat, ImportOptions, ImportSource, ImportedCase, Problem } from "./types.ts";
+import type {
+  ImportFormat,
+  ImportOptions,
+  ImportSource,
+  ImportWarning,
+  ImportedCase,
+  LabelSource,
+  Problem,
+} from "./types.ts";
 
 /** A case as a store keeps it: the imported case, its dataset, and its `caseHash`. */
 export type CaseRow = ImportedCase & { readonly datasetId: string; readonly hash: string };
@@ -42,6 +50,10 @@ export interface IngestResult {
   readonly skipped: number;
   readonly problems: Problem[];
   readonly rows: number;
+  /** What the file lacks or how it was read (see `ImportResult.warnings`). */
+  readonly warnings: ImportWarning[];
+  /** Which column the labels came from (see `ImportResult.label`). */
+  readonly label?: LabelSource;
 }
 
 /**
@@ -60,6 +72,8 @@ export async function ingest(sink: DatasetSink, source: ImportSource, options: I
   if (existing) for (const c of await sink.cases(datasetId)) versions.set(c.id, caseVersionHash(c, c.hash));
   let format: ImportFormat = "jsonl";
   const problems: Problem[] = [];
+  const warnings: ImportWarning[] = [];
+  let label: LabelSource | undefined;
   let added = 0;
   let skipped = 0;
   let rows = 0;
@@ -85,6 +99,8 @@ export async function ingest(sink: DatasetSink, source: ImportSource, options: I
   for await (const batch of stream) {
     rows += batch.cases.length + batch.problems.length;
     problems.push(...batch.problems);
+    if (batch.warnings) warnings.push(...batch.warnings);
+    if (batch.label) label = batch.label;
     for (const c of batch.cases) pending.push(c);
     if (pending.length >= batchSize) {
       await flush();
@@ -106,5 +122,5 @@ export async function ingest(sink: DatasetSink, source: ImportSource, options: I
     updatedAt: now,
   };
   await sink.putDataset(dataset);
-  return { dataset, format, added, skipped, problems, rows };
+  return { dataset, format, added, skipped, problems, rows, warnings, ...(label && { label }) };
 }

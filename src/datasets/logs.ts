@@ -1,20 +1,24 @@
-import { parseLabel } from "./row.ts";
+import { UnreadableFileError } from "./errors.ts";
+import { describe, parseLabel } from "./row.ts";
+import type { ColumnMapping, ImportWarning, LabelSource, Problem } from "./types.ts";
 
 /**
- * Mappers from the per-sample logs of tools people already use onto
- * dataset rows (`{ id, input, expected, label, meta }`, read by `rowToCase`).
- * Each keeps every other field in `meta` (flattened one level, as
- * `doc.subject`, `score.accuracy` …) so `explore` can test it as a signal.
+ * What the per-sample logs of the tools people already use (Inspect AI,
+ * lm-evaluation-harness, promptfoo) share once read: rows in the dataset
+ * shape (`{ id, input, expected, cluster, meta }`, read by `rowToCase`),
+ * every other field kept in `meta` (flattened one level, as `doc.subject`,
+ * `score.match` …) so `explore` can test it as a signal, and one label column
+ * chosen for the whole file by `labelLog`.
  */
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
+export function isObject(value: unknown): value is Json {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** Copies `source` into `meta` under `prefix.`, one level deep; arrays and objects below stay whole. */
-function flattenInto(meta: Json, prefix: string, source: unknown): void {
+export function flattenInto(meta: Json, prefix: string, source: unknown): void {
   if (!isObject(source)) {
     if (source !== undefined) meta[prefix] = source;
     return;
@@ -23,7 +27,7 @@ function flattenInto(meta: Json, prefix: string, source: unknown): void {
 }
 
 /** The text of a chat message's content (a string, or a list of parts with `text`). */
-function contentText(content: unknown): string | undefined {
+export function contentText(content: unknown): string | undefined {
   if (typeof content === "string") return content;
   if (Array.isArray(content))
     return content
@@ -33,167 +37,195 @@ function contentText(content: unknown): string | undefined {
   return undefined;
 }
 
-/** The first image part of a chat message's content (Inspect: `{ type: "image", image }`). */
-function contentImage(content: unknown): string | undefined {
+/** The first image part of a chat message's content (`{ type: "image", image }`). */
+export function contentImage(content: unknown): string | undefined {
   if (!Array.isArray(content)) return undefined;
   for (const part of content)
     if (isObject(part) && part.type === "image" && typeof part.image === "string") return part.image;
   return undefined;
 }
 
-/**
- * One line of an lm-evaluation-harness `samples_<task>_<date>.jsonl` as a
- * dataset row: `doc_id` → id, the request's context → input, `target` →
- * expected, the task's first metric (`acc`, `exact_match` …; listed in
- * `metrics`) → label when it is 1 or 0; `doc.*`, responses, filters and
- * every metric stay in meta.
- *
- * @example lmEvalRow({ doc_id: 3, arguments: [["Q: 2+2?", " 4"]], target: "4", acc: 1, metrics: ["acc"] })
- */
-export function lmEvalRow(sample: unknown): unknown {
-  if (!isObject(sample)) return sample;
-  const meta: Json = {};
-  const skip = new Set(["doc_id", "doc", "arguments", "target"]);
-  for (const [key, value] of Object.entries(sample)) if (!skip.has(key)) meta[key] = value;
-  flattenInto(meta, "doc", sample.doc);
-  const metrics = Array.isArray(sample.metrics)
-    ? sample.metrics.filter((m): m is string => typeof m === "string")
-    : ["acc", "exact_match", "acc_norm"].filter((m) => m in sample);
-  let label: boolean | undefined;
-  for (const metric of metrics) {
-    label = parseLabel(sample[metric]);
-    if (label !== undefined) break;
-  }
-  return {
-    id: sample.doc_id,
-    input: lmEvalPrompt(sample),
-    ...(sample.target !== undefined && { expected: sample.target }),
-    ...(label !== undefined && { label }),
-    meta,
-  };
+/** Rows read from one tool's log, before one label column is chosen for the whole file. */
+export interface LogRows {
+  /** What wrote it, for messages: "Inspect AI log", "lm-eval samples file", "promptfoo results file". */
+  readonly tool: string;
+  /** What a verdict column is called for this tool, for messages: "scorer", "metric", "column". */
+  readonly noun: string;
+  /** Each sample as a dataset row, or the value that could not be one, with its 1-based line or sample number. */
+  readonly rows: { readonly line: number; readonly row: unknown }[];
+  /** `meta` columns that may hold the verdict, in the tool's order of preference. */
+  readonly verdicts: readonly string[];
+  /** The `meta` columns that are `label` or derived from it, `label` included. */
+  readonly derived: (label: string) => string[];
+  readonly warnings: ImportWarning[];
+  readonly problems: Problem[];
 }
 
-function lmEvalPrompt(sample: Json): unknown {
-  const args = sample.arguments;
-  // Older harness versions: [[context, continuation], …]; newer: { gen_args_0: { arg_0: context, … } }.
-  if (Array.isArray(args) && Array.isArray(args[0]) && typeof args[0][0] === "string") return args[0][0];
-  if (isObject(args)) {
-    const first = Object.values(args)[0];
-    if (isObject(first) && typeof first.arg_0 === "string") return first.arg_0;
-  }
-  const doc = sample.doc;
-  if (isObject(doc))
-    for (const key of ["query", "question", "prompt", "input", "text"])
-      if (typeof doc[key] === "string") return doc[key];
-  return undefined;
+/** How a name given with `--label` may be spelled in a log's columns: as is, as a scorer, a named score, an aggregate metric. */
+function spellings(name: string): string[] {
+  return [name, `score.${name}`, `namedScores.${name}`, name.replace(/,none$/, "")];
 }
 
-/**
- * The samples of an Inspect AI eval log (`inspect eval … --log-format json`)
- * as dataset rows: `id` (with `#epoch` when the log has several epochs) →
- * id, the last user message (text and first image) → input, `target` →
- * expected, the first scorer's value (C/I, 1/0, true/false) → label; the
- * output text, every score, `metadata.*`, timings and errors stay in meta.
- * Throws when the JSON is not an Inspect log.
- *
- * @example inspectRows({ eval: { task: "pope" }, samples: [{ id: 1, epoch: 1, input: "…", target: "yes", scores: { match: { value: "C" } } }] })
- */
-export function inspectRows(log: unknown): unknown[] {
-  if (!isObject(log) || !isObject(log.eval) || (log.samples !== undefined && !Array.isArray(log.samples)))
-    throw new Error(
-      "not an Inspect AI eval log: expected a JSON object with `eval` and `samples` (write it with --log-format json)",
-    );
-  const samples = (log.samples ?? []) as unknown[];
-  const multiEpoch = samples.some((s) => isObject(s) && typeof s.epoch === "number" && s.epoch > 1);
-  return samples.map((s) => {
-    if (!isObject(s)) return s;
-    const meta: Json = {};
-    if (typeof s.epoch === "number") meta.epoch = s.epoch;
-    let label: boolean | undefined;
-    if (isObject(s.scores)) {
-      for (const [name, score] of Object.entries(s.scores)) {
-        const value = isObject(score) ? score.value : score;
-        const verdict = parseLabel(value);
-        if (label === undefined && verdict !== undefined) label = verdict;
-        meta[`score.${name}`] = typeof value === "number" ? value : verdict !== undefined ? Number(verdict) : value;
-        if (isObject(score) && score.answer !== undefined) meta[`answer.${name}`] = score.answer;
-      }
+const FIELDS = ["id", "input", "image", "expected", "cluster", "split", "tags", "status"] as const;
+
+interface Tally {
+  readonly column: string;
+  present: number;
+  verdicts: number;
+  pass: number;
+  fail: number;
+  others: unknown[];
+}
+
+function tally(rows: readonly Json[], column: string): Tally {
+  const t: Tally = { column, present: 0, verdicts: 0, pass: 0, fail: 0, others: [] };
+  for (const row of rows) {
+    const value = (row.meta as Json)[column];
+    if (value === undefined || value === null || value === "") continue;
+    t.present++;
+    const verdict = parseLabel(value);
+    if (verdict === undefined) {
+      if (t.others.length < 3 && !t.others.some((o) => Object.is(o, value))) t.others.push(value);
+    } else {
+      t.verdicts++;
+      if (verdict) t.pass++;
+      else t.fail++;
     }
-    flattenInto(meta, "metadata", s.metadata);
-    const output = isObject(s.output) && Array.isArray(s.output.choices) ? s.output.choices[0] : undefined;
-    if (isObject(output) && isObject(output.message)) meta.output = contentText(output.message.content);
-    for (const key of ["total_time", "working_time", "error"]) if (s[key] !== undefined) meta[key] = s[key];
-    if (isObject(s.output) && isObject(s.output.usage)) flattenInto(meta, "usage", s.output.usage);
-    const id = s.id === undefined ? undefined : multiEpoch ? `${String(s.id)}#${String(s.epoch ?? 1)}` : s.id;
-    return {
-      id,
-      input: inspectInput(s.input),
-      ...(s.target !== undefined && { expected: s.target }),
-      ...(label !== undefined && { label }),
-      meta,
-    };
-  });
+  }
+  return t;
 }
 
-function inspectInput(input: unknown): unknown {
-  if (typeof input === "string") return input;
-  if (!Array.isArray(input)) return input;
-  const users = input.filter((m) => isObject(m) && m.role === "user") as Json[];
-  const last = users.at(-1);
-  if (!last) return undefined;
-  const prompt = contentText(last.content);
-  const image = contentImage(last.content);
-  return prompt === undefined ? undefined : image ? { prompt, image } : { prompt };
+/** 0: every value a verdict, both classes; 1: every value a verdict; 2: most values verdicts; 3: not a verdict column. */
+function tier(t: Tally): number {
+  if (t.present === 0 || t.verdicts === 0) return 3;
+  if (t.verdicts === t.present) return t.pass > 0 && t.fail > 0 ? 0 : 1;
+  return t.verdicts * 2 >= t.present ? 2 : 3;
+}
+
+function show(value: unknown): string {
+  return typeof value === "string"
+    ? JSON.stringify(value.length > 40 ? `${value.slice(0, 37)}…` : value)
+    : String(value);
 }
 
 /**
- * The results of a promptfoo eval (`promptfoo eval -o results.json`) as
- * dataset rows: the test index (with prompt and provider when a test ran
- * against several) → id, the rendered prompt → input, `vars.expected` →
- * expected, `success` → label; `vars.*`, score, latency, cost, provider,
- * output and the grader's reason stay in meta. Throws when the JSON is not a
- * promptfoo result file.
+ * Which column of this log is the verdict, for every row at once? The one
+ * `mapping.label` names (as a column, a scorer, a named score), or else the
+ * first of the tool's verdict columns whose every value is a verdict (both
+ * classes preferred), or else the one with the most verdicts if they are the
+ * majority; never a different column for different rows. Sets `label` on each
+ * row, applies the rest of the mapping to `meta` columns (`cluster:
+ * "metadata.image"`), and says what it chose and why (`LabelSource`). A named
+ * column that is not in the log, or holds no verdict at all, is refused with
+ * the columns there are.
  *
- * @example promptfooRows({ results: { results: [{ testIdx: 0, promptIdx: 0, prompt: { raw: "…" }, success: true }] } })
+ * @example labelLog(lmEvalLog(samples)).label // { column: "bleu_acc", reason: "the first metric whose every value is a verdict", derived: ["bleu_max", …], choices: ["rouge1_acc"] }
  */
-export function promptfooRows(file: unknown): unknown[] {
-  const list = isObject(file)
-    ? isObject(file.results) && Array.isArray(file.results.results)
-      ? file.results.results
-      : Array.isArray(file.results)
-        ? file.results
-        : undefined
-    : undefined;
-  if (!list)
-    throw new Error(
-      "not a promptfoo result file: expected { results: { results: [...] } } (write it with -o results.json)",
-    );
-  const base = list.map((r, i) => (isObject(r) && r.testIdx !== undefined ? String(r.testIdx) : String(i)));
-  const clash = new Set(base).size !== base.length;
-  return list.map((r, i) => {
-    if (!isObject(r)) return r;
-    const meta: Json = {};
-    const vars = isObject(r.vars) ? r.vars : isObject(r.testCase) && isObject(r.testCase.vars) ? r.testCase.vars : {};
-    flattenInto(meta, "vars", vars);
-    for (const key of ["score", "latencyMs", "cost", "promptIdx", "testIdx", "failureReason", "error"])
-      if (r[key] !== undefined && r[key] !== null) meta[key] = r[key];
-    const provider = isObject(r.provider) ? r.provider.id : r.provider;
-    if (provider !== undefined) meta.provider = provider;
-    if (isObject(r.prompt) && r.prompt.label !== undefined) meta.promptLabel = r.prompt.label;
-    if (isObject(r.response)) meta.output = r.response.output;
-    if (isObject(r.gradingResult)) meta.reason = r.gradingResult.reason;
-    if (isObject(r.namedScores)) flattenInto(meta, "namedScores", r.namedScores);
-    const label = parseLabel(r.success ?? (isObject(r.gradingResult) ? r.gradingResult.pass : undefined));
-    const prompt = isObject(r.prompt) && typeof r.prompt.raw === "string" ? r.prompt.raw : undefined;
-    const id = clash ? `${base[i]}/${String(r.promptIdx ?? 0)}/${String(provider ?? "")}` : base[i];
-    return {
-      id,
-      input:
-        prompt ??
-        (["prompt", "question", "input", "query"].map((k) => vars[k]).find((v) => typeof v === "string") as unknown),
-      ...(vars.expected !== undefined && { expected: vars.expected }),
-      ...(label !== undefined && { label }),
-      meta,
-    };
-  });
+export function labelLog(
+  log: LogRows,
+  mapping: ColumnMapping = {},
+): { rows: { line: number; row: unknown }[]; label?: LabelSource; warnings: ImportWarning[] } {
+  const objects = log.rows.map((r) => r.row).filter((r): r is Json => isObject(r) && isObject(r.meta));
+  const columns: string[] = [];
+  const seen = new Set<string>();
+  for (const row of objects)
+    for (const key of Object.keys(row.meta as Json))
+      if (!seen.has(key)) {
+        seen.add(key);
+        columns.push(key);
+      }
+  const find = (name: string) => spellings(name).find((c) => seen.has(c));
+  const listed = (names: readonly string[]) => `[${names.map((c) => `'${c}'`).join(", ")}]`;
+  const warnings = [...log.warnings];
+
+  for (const field of FIELDS) {
+    const given = mapping[field];
+    if (given === undefined) continue;
+    const column = find(given);
+    if (column === undefined)
+      throw new UnreadableFileError(
+        `${field} column '${given}' is not a column of this ${log.tool}; its columns are ${listed(columns)}`,
+      );
+    for (const row of objects) {
+      const value = (row.meta as Json)[column];
+      if (field === "input") row.input = value;
+      else if (field === "image") {
+        const prompt = isObject(row.input) ? row.input.prompt : row.input;
+        row.input = { prompt: typeof prompt === "string" ? prompt : "", image: value };
+      } else row[field] = typeof value === "number" ? String(value) : value;
+    }
+  }
+
+  const candidates = log.verdicts.filter((c) => seen.has(c)).map((c) => tally(objects, c));
+  const usable = candidates.filter((t) => tier(t) < 3);
+  let chosen: Tally | undefined;
+  let reason: string;
+  if (mapping.label !== undefined) {
+    const column = find(mapping.label);
+    const choices = usable.length ? usable.map((t) => t.column) : log.verdicts;
+    if (column === undefined)
+      throw new UnreadableFileError(
+        `label column '${mapping.label}' is not a column of this ${log.tool}; verdict ${log.noun}s are ${listed(choices)}` +
+          `${columns.length ? `, and its columns are ${listed(columns)}` : ""}`,
+      );
+    chosen = tally(objects, column);
+    if (chosen.verdicts === 0)
+      throw new UnreadableFileError(
+        `label column '${column}' holds no pass/fail verdict${chosen.others.length ? ` (values like ${chosen.others.map(show).join(", ")})` : " (it is empty)"}; ` +
+          `verdict ${log.noun}s of this ${log.tool} are ${listed(choices)}`,
+      );
+    reason = "named with --label";
+  } else {
+    const best = Math.min(...usable.map(tier), 3);
+    chosen = usable.find((t) => tier(t) === best);
+    reason =
+      best < 2
+        ? `the first ${log.noun} whose every value is a verdict${best === 1 ? " (all of one class)" : ""}`
+        : `${chosen?.verdicts} of its ${chosen?.present} values are verdicts, the most of any ${log.noun}`;
+  }
+  if (!chosen) {
+    if (objects.length)
+      warnings.push({
+        code: "no-label",
+        message: candidates.length
+          ? `no ${log.noun} of this ${log.tool} reads as a pass/fail verdict (${candidates
+              .map((t) => `${t.column}: values like ${t.others.map(show).join(", ")}`)
+              .join("; ")}); name the column that is with --label`
+          : `this ${log.tool} has no ${log.noun} that could be a pass/fail verdict; name the column that is with --label`,
+        count: objects.length,
+      });
+    return { rows: log.rows, warnings };
+  }
+  let unlabelled = 0;
+  let missing = 0;
+  for (const row of objects) {
+    const value = (row.meta as Json)[chosen.column];
+    const verdict = parseLabel(value);
+    if (verdict !== undefined) row.label = verdict;
+    else {
+      unlabelled++;
+      if (value === undefined || value === null || value === "") missing++;
+    }
+  }
+  if (unlabelled)
+    warnings.push({
+      code: "unlabelled",
+      message:
+        `${unlabelled} case(s) have no verdict in '${chosen.column}' and no label` +
+        ` (${[missing && `${missing} have no value there`, chosen.others.length && `others have ${chosen.others.map(show).join(", ")}`].filter(Boolean).join("; ")})`,
+      count: unlabelled,
+    });
+  const label: LabelSource = {
+    column: chosen.column,
+    reason,
+    derived: log.derived(chosen.column).filter((c) => seen.has(c)),
+    choices: usable.map((t) => t.column).filter((c) => c !== chosen.column),
+  };
+  return { rows: log.rows, label, warnings };
+}
+
+/** "a list", "an object", … for messages about a whole file. */
+export function kindOf(value: unknown): string {
+  const d = describe(value);
+  return d === "object" ? "an object" : `a ${d}`;
 }

@@ -1,6 +1,10 @@
 import type { FailureCase } from "../core/index.ts";
 
-/** The file formats `importDataset` reads. */
+/**
+ * The file formats `importDataset` reads. `inspect` is both of Inspect AI's
+ * log formats: the `.eval` archive (a zip) and the `.json` log; `lm-eval` is
+ * a samples file in any layout the harness has written (JSONL, or one JSON list).
+ */
 export const IMPORT_FORMATS = ["jsonl", "csv", "parquet", "lm-eval", "inspect", "promptfoo"] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
@@ -16,11 +20,68 @@ export type ImportedCase = FailureCase & {
 
 /** One row that could not become a case, with where it was and why. */
 export interface Problem {
-  /** 1-based line of the file (JSONL, CSV: the line where the record starts), or 1-based row/sample number. */
+  /** 1-based line of the file (JSONL, CSV: the line where the record starts), or 1-based row/sample number (Inspect `.eval`: the sample's place in the archive, and the reason names its entry). */
   readonly line: number;
   readonly reason: string;
   /** The row's id when it had one. */
   readonly id?: string;
+}
+
+/**
+ * What a warning is about, for a page to group, count or translate by:
+ * - `empty`: the file holds no rows at all;
+ * - `no-samples`: a log with no samples (a header-only Inspect log, a promptfoo Eval object whose results are in its database);
+ * - `run-cancelled`, `run-error`, `run-unfinished`: the run that wrote the log stopped early or is still going (with counts);
+ * - `sample-errors`: samples that ended in an error and have no score;
+ * - `summaries-only`: an Inspect archive without sample files, read from its sample summaries;
+ * - `superseded`: sample records replaced by a later record of the same sample (retries);
+ * - `no-image`: cases kept with no image because theirs was a placeholder or could not be found;
+ * - `no-label`: a log in which no column reads as a pass/fail verdict;
+ * - `unlabelled`: rows whose value in the label column is not a verdict (they have no label);
+ * - `one-class`: every labelled case passes, or every one fails.
+ */
+export type WarningCode =
+  | "empty"
+  | "no-samples"
+  | "run-cancelled"
+  | "run-error"
+  | "run-unfinished"
+  | "sample-errors"
+  | "summaries-only"
+  | "superseded"
+  | "no-image"
+  | "no-label"
+  | "unlabelled"
+  | "one-class";
+
+/**
+ * Something the reader noticed about the file as a whole that cost no row (a
+ * row that could not be read is a `Problem`): said once, with the number of
+ * cases it concerns. The CLI prints each; the page shows them beside the problems.
+ */
+export interface ImportWarning {
+  readonly code: WarningCode;
+  /** One sentence for the user: what is so, and what to do about it when something can be done. */
+  readonly message: string;
+  /** How many cases (rows, samples) it concerns, when it is about cases. */
+  readonly count?: number;
+}
+
+/**
+ * Where the pass/fail verdict (`ImportedCase.label`) came from: one column
+ * for the whole file, named so the user can check it, and the columns that
+ * are the label in another form, which `explore` must never test as signals
+ * (they would "predict" failure perfectly and explain nothing).
+ */
+export interface LabelSource {
+  /** The column the verdict was read from, as `mapping.label` / `--label` names it (a `meta` key for logs, e.g. `score.match`, `bleu_acc`, `success`). */
+  readonly column: string;
+  /** Why this column: named by the user, or how it was chosen (e.g. "the first metric whose every value is 0 or 1"). */
+  readonly reason: string;
+  /** `meta` columns that are the label or derived from it (the scorer's value, answer and explanation; the metric's siblings; promptfoo's score and named scores). */
+  readonly derived: readonly string[];
+  /** Other columns that read as verdicts and could be named instead. */
+  readonly choices: readonly string[];
 }
 
 /** What an import gives back: every valid case, and every row that was not, with its reason. */
@@ -30,6 +91,10 @@ export interface ImportResult {
   readonly problems: Problem[];
   /** Rows seen (valid + problems); blank lines are not rows. */
   readonly rows: number;
+  /** What the file lacks or how it was read, once for the whole file (see `WarningCode`); empty when there is nothing to say. */
+  readonly warnings: ImportWarning[];
+  /** Which column the labels came from; absent when no case has a label. */
+  readonly label?: LabelSource;
 }
 
 /**
@@ -63,10 +128,16 @@ export interface ImageSource {
 }
 
 export interface ImportOptions {
-  /** Detected from the file name and first bytes when absent. */
+  /** Detected from the first bytes (zip, Parquet, JSON, JSONL) and the file name when absent. */
   readonly format?: ImportFormat;
   /** File name, for format detection and messages. */
   readonly name?: string;
+  /**
+   * Which column is which case field. Tables (CSV, Parquet, JSONL rows) map
+   * columns; eval logs map their `meta` columns (`label: "score.match"` or
+   * just the scorer `"match"`, a metric such as `"rouge1_acc"`, `cluster: "metadata.image"`).
+   * A label column that is not in the file is refused with the columns there are.
+   */
   readonly mapping?: ColumnMapping;
   /** CSV field delimiter (auto-detected when absent). */
   readonly delimiter?: string;

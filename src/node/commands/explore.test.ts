@@ -58,4 +58,44 @@ describe("evalrx explore", () => {
     expect(report.hypotheses).toEqual([]);
     expect(report.signals.untestable.length).toBeGreaterThan(5);
   });
+
+  it("reads logs with data check's reader and options: bad JSONL lines skipped by line, --label in JSONL, a .eval archive, NaN", () => {
+    const dir = mkdtempSync(join(tmpdir(), "evalrx-explore-"));
+    const rows = syntheticLog({ seed: 4, n: 300 }).rows.map(({ prompt: _p, passed, ...r }, i) => ({
+      ...r,
+      ok: passed!,
+      odd: i % 9 === 0 ? "NaN" : 1,
+    }));
+    const lines = toJsonl(rows)
+      .trim()
+      .split("\n")
+      .map((l) => l.replace('"odd":"NaN"', '"odd":NaN'));
+    lines.splice(10, 0, '{"id": "torn', "null");
+    const file = join(dir, "log.jsonl");
+    writeFileSync(file, lines.join("\n"));
+    const r = run([file, "--label", "ok", "--seed", "2", "--json"]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/300 cases \(jsonl\), 2 bad row\(s\) skipped/);
+    expect(r.stderr).toMatch(/line 11: not JSON \(Unterminated string/);
+    expect(r.stderr).toMatch(/line 12: not an object \(a null\)/);
+    expect(r.stderr).toMatch(/label: 'ok' \(named with --label\)/);
+    expect(r.stderr).toMatch(/'odd' holds 34 non-finite number\(s\)/);
+    expect(parseReport(r.stdout).provenance.data.labelColumn).toBe("ok");
+
+    const log = fileURLToPath(new URL("../../datasets/fixtures/logs/pope-zstd.eval", import.meta.url));
+    const eval_ = run([log, "--format", "inspect"]);
+    expect(eval_.stdout).toMatch(/read .*pope-zstd.eval: 8 cases \(inspect\)/);
+    expect(eval_.stdout).toMatch(/label: 'score.match' \(the first scorer whose every value is a verdict\)/);
+    expect(eval_.stdout).toMatch(
+      /! leak: not tested as signals, being the label 'score.match' or scored from the same answer/,
+    );
+    const results = fileURLToPath(
+      new URL("../../datasets/fixtures/logs/results_2026-06-01T10-00-00.123456.json", import.meta.url),
+    );
+    const aggregate = run([results]);
+    expect(aggregate.status).toBe(3);
+    expect(aggregate.stderr).toMatch(
+      /results file: aggregate scores .*samples_truthfulqa_gen_2026-06-01T10-00-00.123456.jsonl/,
+    );
+  });
 });

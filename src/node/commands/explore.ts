@@ -1,81 +1,47 @@
-import { readFileSync } from "node:fs";
+import { createReadStream } from "node:fs";
 import { basename } from "node:path";
-import { parseArgs } from "node:util";
-import Papa from "papaparse";
 import { exploreCases, DEFAULT_QUESTION } from "../../agent/run-explore.ts";
 import type { RunEvent } from "../../agent/events.ts";
 import { stageLine } from "../../agent/progress.ts";
-import {
-  importDataset,
-  importTable,
-  resolveMapping,
-  type ColumnMapping,
-  type ImportResult,
-} from "../../datasets/index.ts";
+import { importDataset, type ImportResult } from "../../datasets/index.ts";
 import { openAICompatibleJudge } from "../../evals/judge.ts";
 import { writeReportFiles } from "../../report/write.node.ts";
 import type { Command } from "../cli.ts";
-import { numberOption } from "../eval-runs.ts";
+import { numberOption, parseCommandArgs } from "../eval-runs.ts";
+import { labelLine, READ_OPTIONS, READ_USAGE, readOptions, requireFile, warningLines } from "./read-options.ts";
 import { codeVersion } from "./version.ts";
 
-const usage = `evalrx explore <file> [--label COL] [--id COL] [--cluster COL] [--signals a,b,c] [-q "..."]
+const usage = `evalrx explore <file> [--format FORMAT] [--label COL] [mapping] [--signals a,b,c] [-q "..."]
                       [--holdout 0.4] [--seed 1] [--alpha 0.05] [--out DIR] [--json]
                       [--judge URL --judge-model NAME]   (key from EVALRX_JUDGE_KEY)
 
-  <file>       an eval log: JSONL, CSV, Parquet, or an lm-eval / Inspect / promptfoo log
-  --label      the pass/fail column (default: passed, pass, correct, is_correct, success, verdict or label);
-               a column named like failed/error/hallucinated means true = failure
-  --id         the case id column (default: id, case_id, …); --cluster keeps a cluster on one side of the holdout
-  --signals    test only these columns (default: every other column except identifiers)
+  <file>       an eval log: JSONL, CSV, Parquet, an Inspect .eval or .json log, lm-eval samples, promptfoo results
+  --label      the pass/fail column (default: passed, pass, correct, …; in a log, the scorer or metric whose
+               every value is a verdict); a column named like failed/error/hallucinated means true = failure
+  --cluster    keeps a cluster on one side of the holdout (epochs of one Inspect sample share one already)
+${READ_USAGE}
+  --signals    test only these columns (default: every other column except identifiers and the label's own)
   --out        also write DIR/report.json, DIR/events.jsonl and a self-contained DIR/report.html
-  --json       print the report object on stdout (progress goes to stderr)`;
+  --json       print the report object on stdout (progress goes to stderr)
+  Bad rows are reported by line and skipped; columns derived from the label, or that separate pass from
+  fail perfectly on the exploration split, are not tested (each is named in the report).`;
 
-/** Reads the file through the datasets importers; eval logs with no prompt column are read as tables without input. */
-async function readLog(
-  file: string,
-  mapping: ColumnMapping,
-): Promise<ImportResult & { columns: string[]; labelColumn?: string }> {
-  const bytes = readFileSync(file);
-  const result = await importDataset(new Uint8Array(bytes), { name: basename(file), mapping, requireInput: false });
-  const text = () => new TextDecoder().decode(bytes).replace(/^\uFEFF/, "");
-  const parseRows = (): Record<string, unknown>[] =>
-    result.format === "csv"
-      ? Papa.parse<Record<string, unknown>>(text(), { header: true, skipEmptyLines: true }).data
-      : text()
-          .split("\n")
-          .filter((l) => l.trim())
-          .map((l) => JSON.parse(l) as Record<string, unknown>);
-  const noInput =
-    result.cases.length === 0 &&
-    result.problems.length > 0 &&
-    result.problems.every((p) => /missing input/.test(p.reason));
-  // JSONL rows in the dataset format must carry an input; an eval log needs none, so read such rows as a table.
-  if (noInput && (result.format === "csv" || result.format === "jsonl")) {
-    const rows = parseRows();
-    const table = importTable(rows, mapping, { requireInput: false, numericMeta: true });
-    const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-    return { ...result, cases: table.cases, problems: table.problems, columns, labelColumn: table.mapping.label };
-  }
-  if (result.format === "csv" || result.format === "jsonl") {
-    // Which column the importer read as the label, for the report (it detects by common names).
-    const rows = parseRows().slice(0, 200);
-    const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-    return { ...result, columns, labelColumn: resolveMapping(columns, mapping, rows).label };
-  }
-  return { ...result, columns: [...new Set(result.cases.flatMap((c) => Object.keys(c.meta)))] };
+/** How many bad rows are printed before "… and N more". */
+const SHOWN_PROBLEMS = 5;
+
+/** Reads the log with the same reader (and options) as `data check`; a log needs no prompt, so rows without one are kept. */
+async function readLog(file: string, values: Record<string, unknown>): Promise<ImportResult> {
+  return importDataset(createReadStream(file), { ...readOptions(file, values), requireInput: false });
 }
 
 export const command: Command = {
   summary: "find which columns of an eval log predict failure (M2–M4, no model), decided on sealed cases",
   usage,
   async run(args) {
-    const { values, positionals } = parseArgs({
+    const { values, positionals } = parseCommandArgs(
       args,
-      allowPositionals: true,
-      options: {
-        label: { type: "string" },
-        id: { type: "string" },
-        cluster: { type: "string" },
+      {
+        ...READ_OPTIONS,
         signals: { type: "string" },
         question: { type: "string", short: "q" },
         holdout: { type: "string" },
@@ -86,20 +52,21 @@ export const command: Command = {
         judge: { type: "string" },
         "judge-model": { type: "string" },
       },
-    });
-    const file = positionals[0];
-    if (!file) throw new Error(`which eval log? Usage:\n${usage}`);
-    const mapping: ColumnMapping = {
-      ...(values.label ? { label: values.label } : {}),
-      ...(values.id ? { id: values.id } : {}),
-      ...(values.cluster ? { cluster: values.cluster } : {}),
-    };
-    const imported = await readLog(file, mapping);
-    const say = (line: string) => (values.json ? console.error(line) : console.log(line));
-    say(
-      `read ${file}: ${imported.cases.length} cases (${imported.format})${imported.problems.length ? `, ${imported.problems.length} bad rows (first: line ${imported.problems[0]!.line}: ${imported.problems[0]!.reason})` : ""}`,
+      usage,
     );
-    const labelColumn = values.label ?? imported.labelColumn ?? null;
+    const file = await requireFile(positionals[0], usage);
+    const imported = await readLog(file, values);
+    const say = (line: string) => (values.json ? console.error(line) : console.log(line));
+    const { problems } = imported;
+    say(
+      `read ${file}: ${imported.cases.length} cases (${imported.format})${problems.length ? `, ${problems.length} bad row(s) skipped` : ""}`,
+    );
+    for (const p of problems.slice(0, SHOWN_PROBLEMS)) say(`  line ${p.line}: ${p.reason}`);
+    if (problems.length > SHOWN_PROBLEMS)
+      say(`  … and ${problems.length - SHOWN_PROBLEMS} more (evalrx data check ${file} lists them all)`);
+    for (const line of warningLines(imported.warnings)) say(line);
+    const label = labelLine(imported.label);
+    if (label) say(label);
     const judge = values.judge
       ? openAICompatibleJudge({
           baseUrl: values.judge,
@@ -113,12 +80,13 @@ export const command: Command = {
       seed: numberOption("seed", values.seed, "1") ?? 1,
       alpha: numberOption("alpha", values.alpha, "0.05") ?? 0.05,
       source: basename(file),
-      labelColumn,
+      labelColumn: imported.label?.column ?? values.label ?? null,
+      derived: imported.label?.derived,
       signals: values.signals
         ?.split(",")
         .map((s) => s.trim())
         .filter(Boolean),
-      columns: imported.columns,
+      columns: [...new Set(imported.cases.flatMap((c) => Object.keys(c.meta)))],
       judge,
       codeVersion: codeVersion(),
       sink: (event: RunEvent) => {
