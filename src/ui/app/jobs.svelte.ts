@@ -42,9 +42,7 @@ export class JobService {
   readonly #store: StoreService;
   readonly #models: ModelService;
   /** Latest progress per run, applied to `jobs` once per animation frame (plain maps: not state themselves). */
-  // eslint-disable-next-line svelte/prefer-svelte-reactivity
   readonly #pending = new Map<string, Partial<JobView>>();
-  // eslint-disable-next-line svelte/prefer-svelte-reactivity
   readonly #started = new Map<string, { at: number; done: number }>();
   #frame = 0;
 

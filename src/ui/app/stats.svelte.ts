@@ -13,7 +13,6 @@ export class StatsService {
 
   get api(): Remote<StatsWorkerApi> {
     if (!this.#api) {
-      // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a worker's address, not state
       this.#worker = new Worker(new URL("../../../workers/stats.worker.ts", import.meta.url), { type: "module" });
       this.#api = wrap<StatsWorkerApi>(this.#worker);
     }
