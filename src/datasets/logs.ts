@@ -211,8 +211,8 @@ export function labelLog(
     warnings.push({
       code: "unlabelled",
       message:
-        `${unlabelled} case(s) have no verdict in '${chosen.column}' and no label` +
-        ` (${[missing && `${missing} have no value there`, chosen.others.length && `others have ${chosen.others.map(show).join(", ")}`].filter(Boolean).join("; ")})`,
+        `${unlabelled} case(s) have no verdict in '${chosen.column}', so no label` +
+        ` (${[missing && `${missing} with no value there`, chosen.others.length && `others with ${chosen.others.map(show).join(", ")}`].filter(Boolean).join("; ")})`,
       count: unlabelled,
     });
   const label: LabelSource = {

@@ -49,6 +49,41 @@ describe("evalrx data check", () => {
   });
 });
 
+describe("evalrx data check on eval logs", () => {
+  const log = (name: string) => fixture(`logs/${name}`);
+
+  it("says what a log lacks and where its labels came from; --json carries the same", () => {
+    const human = evalrx("data", "check", log("cancelled.eval"));
+    expect(human.status).toBe(0);
+    expect(human.stdout).toContain("(inspect): 3 valid row(s); every row is valid; 4 warning(s)");
+    expect(human.stdout).toContain("label: 'score.match' (the first scorer whose every value is a verdict)");
+    expect(human.stdout).toContain("! the run was cancelled: 3 of 10 samples completed");
+    const json = JSON.parse(evalrx("data", "check", log("cancelled.eval"), "--json").stdout);
+    expect(json.warnings.map((w: { code: string }) => w.code)).toEqual([
+      "run-cancelled",
+      "sample-errors",
+      "unlabelled",
+      "no-image",
+    ]);
+    expect(json.label.column).toBe("score.match");
+  });
+
+  it("a log with no samples is exit 3 with what its header says; --label names a metric of lm-eval samples", () => {
+    const empty = evalrx("data", "check", log("header-only.json"));
+    expect(empty.status).toBe(3);
+    expect(empty.stderr).toMatch(/holds no rows: the log holds no samples although its header says 3 completed/);
+    const rouge = evalrx(
+      "data",
+      "check",
+      log("samples_truthfulqa_gen_2026-06-01T10-00-00.123456.jsonl"),
+      "--label",
+      "rouge1_acc",
+    );
+    expect(rouge.status).toBe(0);
+    expect(rouge.stdout).toContain("label: 'rouge1_acc' (named with --label)");
+  });
+});
+
 describe("evalrx data import", () => {
   it("adds the valid rows to the file store, images once, and prints the dataset id and version", async () => {
     const storeDir = join(dir, "store");

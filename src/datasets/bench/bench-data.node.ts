@@ -108,7 +108,7 @@ async function benchChromium(size: number, targets: ("idb" | "none")[]) {
       },
     ],
     optimizeDeps: {
-      include: ["idb", "papaparse", "hyparquet", "@noble/hashes/sha2.js", "@noble/hashes/utils.js"],
+      include: ["idb", "papaparse", "hyparquet", "fflate", "fzstd", "@noble/hashes/sha2.js", "@noble/hashes/utils.js"],
     },
   });
   await server.listen();
