@@ -164,6 +164,11 @@ describe("CSV", () => {
     );
   });
 
+  it("reads the non-finite numbers Python and pandas write (nan, inf, -inf, 1e999) as numbers, like a JSON log", async () => {
+    const r = await importDataset("id,input,x\na,p,nan\nb,p,-inf\nc,p,1e999\nd,p,Nan\ne,p,2.5\n", { format: "csv" });
+    expect(r.cases.map((c) => c.meta.x)).toEqual([NaN, -Infinity, Infinity, "Nan", 2.5]);
+  });
+
   it("an unterminated quote is one problem at its record; rows before it are kept", async () => {
     const r = await importDataset('id,input\na,one\nb,"never closed\nc,three\n', { format: "csv" });
     expect(r.cases.map((c) => c.id)).toEqual(["a"]);

@@ -175,10 +175,15 @@ function empty(value: unknown): boolean {
   return value === undefined || value === null || value === "";
 }
 
-/** "3.5" → 3.5, "" and words stay as they are. */
+/**
+ * "3.5" → 3.5; the non-finite numbers as Python and pandas write them into a
+ * CSV ("nan", "NaN", "inf", "-inf", "Infinity", and overflow such as "1e999")
+ * → NaN / ±Infinity, as in a JSON log (signals read them as missing); "" and words stay as they are.
+ */
 function numeric(text: string): unknown {
   const t = text.trim();
+  if (t === "nan" || t === "NaN") return NaN;
+  if (/^[-+]?(inf|Infinity)$/.test(t)) return t.startsWith("-") ? -Infinity : Infinity;
   if (t === "" || !/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t)) return text;
-  const n = Number(t);
-  return Number.isFinite(n) ? n : text;
+  return Number(t);
 }
