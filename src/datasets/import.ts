@@ -170,8 +170,11 @@ async function peek(
 
 /**
  * `importDataset` as a stream of batches, for files too large to hold twice:
- * JSONL is read line by line and an Inspect `.eval` archive entry by entry,
- * and each batch can be written to the store before the next is read.
+ * JSONL is read line by line and an Inspect `.eval` archive entry by entry
+ * (holding only the rows each sample becomes, never the archive), and each
+ * batch can be written to the store before the next is read. A log's rows
+ * come in one batch once the whole log is read, because one label column is
+ * chosen for the whole file; JSON documents and CSV are read whole.
  * Duplicate ids are caught across batches (only ids are remembered).
  * `onFormat` learns the format once it is known.
  *

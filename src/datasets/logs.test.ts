@@ -207,6 +207,23 @@ describe("Inspect .json logs", () => {
     ]);
   });
 
+  it("--cluster names a metadata column; one that is not there is refused with the columns", async () => {
+    const r = await read("pope.eval", { mapping: { cluster: "metadata.category" } });
+    expect(r.cases.map((c) => c.cluster)).toEqual([
+      "adversarial",
+      "popular",
+      "random",
+      "popular",
+      "adversarial",
+      "popular",
+      "random",
+      "popular",
+    ]);
+    await expect(read("pope.eval", { mapping: { cluster: "image" } })).rejects.toThrow(
+      /cluster column 'image' is not a column of this Inspect AI log; its columns are \['epoch', 'score.match'/,
+    );
+  });
+
   it("--label takes a scorer by name, and refuses one that is not there with the choices", async () => {
     const r = await read("inspect-nan.json", { mapping: { label: "match" } });
     expect(r.label).toMatchObject({ column: "score.match", reason: "named with --label" });
