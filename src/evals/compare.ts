@@ -216,6 +216,13 @@ export function resolveTolerance(
   where: string,
 ): Record<string, number> | undefined {
   if (tolerance === undefined) return undefined;
+  if (
+    typeof tolerance !== "number" &&
+    (tolerance === null || typeof tolerance !== "object" || Array.isArray(tolerance))
+  )
+    throw new RangeError(
+      `${where}: tolerance must be a number or { "<metric>": number }, e.g. 0.03; got ${JSON.stringify(tolerance)}`,
+    );
   const map: Record<string, number> =
     typeof tolerance === "number" ? Object.fromEntries(gated.map((m) => [m, tolerance])) : { ...tolerance };
   for (const [m, t] of Object.entries(map))
@@ -261,6 +268,7 @@ export function compare(a: RunView, b: RunView, options: CompareOptions = {}): C
     ...(options.alpha !== undefined ? { alpha: options.alpha } : {}),
     ...(options.bootstrap !== undefined ? { bootstrap: options.bootstrap } : {}),
   });
+  if (comparison.cases.shared === 0) throw new Error(`compare: ${nothingShared(a, b, comparison)}`);
   const warnings = comparisonWarnings(a, b, comparison);
   const reasons = comparison.tests.filter((t) => t.gated || !tolerance).map(describeTest);
   if (!tolerance) return { baseline: a.id, candidate: b.id, reasons, warnings, comparison };
@@ -311,6 +319,15 @@ export function comparisonWarnings(a: RunView, b: RunView, comparison: RunCompar
       `compared on ${shared} shared case(s); ${onlyBaseline} only in ${a.id}, ${onlyCandidate} only in ${b.id}`,
     );
   return warnings;
+}
+
+/** Why a comparison with no shared unchanged case decides nothing (the gate's and compare's error). */
+export function nothingShared(a: RunView, b: RunView, comparison: RunComparison): string {
+  const { changed, onlyBaseline, onlyCandidate } = comparison.cases;
+  return (
+    `runs '${a.id}' and '${b.id}' share no unchanged case (${changed.length} changed, ${onlyBaseline} only in '${a.id}', ` +
+    `${onlyCandidate} only in '${b.id}'): there is nothing to compare, so there is no verdict`
+  );
 }
 
 /** The process exit code of a verdict: 0 pass (and inconclusive unless strict), 1 fail, 2 inconclusive under strict, 3 error. */

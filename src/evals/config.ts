@@ -10,6 +10,7 @@ import { yesNo } from "./evaluators/yes-no.ts";
 import type { GateInit } from "./gate.ts";
 import { openAICompatibleJudge, type Judge, type JudgeCache, type OpenAIJudgeOptions } from "./judge.ts";
 import type { GenerationSettings } from "./run.ts";
+import { nearest } from "./nearest.ts";
 import type { Evaluator } from "./types.ts";
 
 /** An evaluator as JSON: its type (the factory's name) and the factory's parameters. */
@@ -35,67 +36,209 @@ export interface EvalConfig {
 
 const TYPES = ["exact", "contains", "fuzzy", "jsonMatch", "regex", "yesNo", "chair", "judge"] as const;
 
+/** The parameters each evaluator type takes (besides `type` and `name`). */
+const PARAMETERS: Record<(typeof TYPES)[number], readonly string[]> = {
+  exact: ["field", "normalize"],
+  contains: ["needles", "caseSensitive"],
+  fuzzy: ["threshold"],
+  jsonMatch: ["keys"],
+  regex: ["pattern", "flags", "negate"],
+  yesNo: [],
+  chair: ["vocabulary", "synonyms"],
+  judge: ["baseUrl", "model", "rubric"],
+};
+
+/** Largest `repeats` a config may ask for: every case is generated this many times. */
+export const MAX_REPEATS = 1000;
+/** Largest `concurrency`: generations in flight at once. */
+export const MAX_CONCURRENCY = 256;
+
+const TOP_KEYS = [
+  "name",
+  "dataset",
+  "select",
+  "model",
+  "evaluators",
+  "repeats",
+  "cluster",
+  "variant",
+  "concurrency",
+  "generation",
+  "gate",
+  "$schema",
+  "description",
+];
+const SELECT_KEYS = ["split", "tags", "ids", "sample", "includeArchived"];
+const GENERATION_KEYS = ["temperature", "maxNewTokens", "topK", "seed", "stop"];
+const GATE_KEYS = [
+  "threshold",
+  "baseline",
+  "tolerance",
+  "metrics",
+  "mustPassTag",
+  "maxErrorRate",
+  "alpha",
+  "strict",
+  "bootstrap",
+];
+
+/** A value as a message shows it: JSON, shortened; never a JavaScript internal. */
+function shown(got: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(got);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined) return typeof got === "undefined" ? "missing" : `a ${typeof got}`;
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+}
+
 function fail(path: string, expected: string, got: unknown): never {
-  throw new Error(`eval config: ${path} is ${JSON.stringify(got) ?? "missing"}; expected ${expected}`);
+  throw new Error(`eval config: ${path} is ${shown(got)}; expected ${expected}`);
+}
+
+/** Refuses a key that is not one of `known`, suggesting the nearest and listing them all. */
+function onlyKnown(record: Record<string, unknown>, known: readonly string[], where: string, what: string): void {
+  for (const key of Object.keys(record)) {
+    if (known.includes(key)) continue;
+    const guess = nearest(key, known);
+    throw new Error(
+      `eval config: ${where ? `${where}.` : ""}${key} is not ${what}${guess ? `; did you mean '${guess}'?` : ""} ` +
+        `(${what.replace(/^an? /, "")}s are ${known.filter((k) => !k.startsWith("$")).join(", ")})`,
+    );
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+const isInt = (v: unknown, lo: number, hi: number) =>
+  Number.isSafeInteger(v) && (v as number) >= lo && (v as number) <= hi;
+const isNum = (v: unknown, lo: number, hi: number) => typeof v === "number" && Number.isFinite(v) && v >= lo && v <= hi;
+const isStrings = (v: unknown, nonEmpty = false) =>
+  Array.isArray(v) && v.every((x) => typeof x === "string" && (!nonEmpty || x !== ""));
+
+/** A number, or `{ metric: number }`, each within [lo, hi] (exclusive bounds when `open`). */
+function checkPerMetric(path: string, v: unknown, lo: number, hi: number, open: boolean, example: string): void {
+  const ok = (x: unknown) =>
+    typeof x === "number" && Number.isFinite(x) && (open ? x > lo && x < hi : x >= lo && x <= hi);
+  const range = open ? `(${lo}, ${hi})` : `[${lo}, ${hi}]`;
+  if (typeof v === "number") {
+    if (!ok(v)) fail(path, `a number in ${range}, e.g. ${example}`, v);
+    return;
+  }
+  if (!isObject(v) || Object.keys(v).length === 0)
+    fail(path, `a number in ${range} or { "<metric>": number }, e.g. ${example}`, v);
+  for (const [metric, x] of Object.entries(v)) if (!ok(x)) fail(`${path}.${metric}`, `a number in ${range}`, x);
+}
+
+function checkSelect(sel: Record<string, unknown>): void {
+  onlyKnown(sel, SELECT_KEYS, "select", "a selection field");
+  const split = sel["split"];
+  if (split !== undefined && typeof split !== "string" && !isStrings(split))
+    fail("select.split", "a split name or a list of them", split);
+  for (const k of ["tags", "ids"])
+    if (sel[k] !== undefined && !isStrings(sel[k], true)) fail(`select.${k}`, "a list of non-empty strings", sel[k]);
+  if (sel["sample"] !== undefined && !isInt(sel["sample"], 1, Number.MAX_SAFE_INTEGER))
+    fail("select.sample", "a positive integer (how many cases)", sel["sample"]);
+  if (sel["includeArchived"] !== undefined && typeof sel["includeArchived"] !== "boolean")
+    fail("select.includeArchived", "true or false", sel["includeArchived"]);
+}
+
+function checkGeneration(g: Record<string, unknown>): void {
+  onlyKnown(g, GENERATION_KEYS, "generation", "a generation setting");
+  if (g["temperature"] !== undefined && !isNum(g["temperature"], 0, 100))
+    fail("generation.temperature", "a number ≥ 0 (0 is greedy)", g["temperature"]);
+  if (g["maxNewTokens"] !== undefined && !isInt(g["maxNewTokens"], 1, 1_000_000))
+    fail("generation.maxNewTokens", "a positive integer", g["maxNewTokens"]);
+  if (g["topK"] !== undefined && !isInt(g["topK"], 1, 10_000_000))
+    fail("generation.topK", "a positive integer", g["topK"]);
+  if (g["seed"] !== undefined && !Number.isSafeInteger(g["seed"])) fail("generation.seed", "an integer", g["seed"]);
+  const stop = g["stop"];
+  if (stop !== undefined && !(isStrings(stop, true) && (stop as string[]).length <= 64))
+    fail("generation.stop", 'a list of up to 64 non-empty strings, e.g. ["\\n"]', stop);
+}
+
+function checkGate(gate: Record<string, unknown>): void {
+  onlyKnown(gate, GATE_KEYS, "gate", "a gate field");
+  if (gate["threshold"] !== undefined) checkPerMetric("gate.threshold", gate["threshold"], 0, 1, false, "0.8");
+  if (gate["tolerance"] !== undefined) checkPerMetric("gate.tolerance", gate["tolerance"], 0, 1, true, "0.03");
+  if (gate["baseline"] !== undefined && (typeof gate["baseline"] !== "string" || !gate["baseline"]))
+    fail("gate.baseline", 'a run id or "latest"', gate["baseline"]);
+  if (gate["metrics"] !== undefined && !(isStrings(gate["metrics"], true) && (gate["metrics"] as string[]).length))
+    fail("gate.metrics", 'a non-empty list of metric names, e.g. ["pass"]', gate["metrics"]);
+  if (gate["mustPassTag"] !== undefined && gate["mustPassTag"] !== null && typeof gate["mustPassTag"] !== "string")
+    fail("gate.mustPassTag", "a tag, or null for no must-pass tier", gate["mustPassTag"]);
+  if (gate["maxErrorRate"] !== undefined && !isNum(gate["maxErrorRate"], 0, 1))
+    fail("gate.maxErrorRate", "a number in [0, 1], e.g. 0.05", gate["maxErrorRate"]);
+  if (gate["alpha"] !== undefined && !(isNum(gate["alpha"], 0, 1) && gate["alpha"] !== 0 && gate["alpha"] !== 1))
+    fail("gate.alpha", "a number in (0, 1), e.g. 0.05", gate["alpha"]);
+  if (gate["strict"] !== undefined && typeof gate["strict"] !== "boolean")
+    fail("gate.strict", "true or false", gate["strict"]);
+  if (gate["bootstrap"] !== undefined && !isInt(gate["bootstrap"], 100, 1_000_000))
+    fail("gate.bootstrap", "an integer from 100 to 1000000, e.g. 2000", gate["bootstrap"]);
+}
+
+function checkEvaluator(e: unknown, i: number): void {
+  const type = typeof e === "string" ? e : isObject(e) ? e["type"] : undefined;
+  if (typeof type !== "string" || !(TYPES as readonly string[]).includes(type)) {
+    const guess = typeof type === "string" ? nearest(type, TYPES) : undefined;
+    fail(
+      `evaluators[${i}]`,
+      `a type among ${TYPES.join(", ")} (a string or { "type": … })${guess ? `; did you mean '${guess}'?` : ""}`,
+      e,
+    );
+  }
+  if (!isObject(e)) return;
+  const known = ["type", "name", ...PARAMETERS[type as (typeof TYPES)[number]]];
+  for (const key of Object.keys(e)) {
+    if (known.includes(key)) continue;
+    const guess = nearest(key, known);
+    throw new Error(
+      `eval config: evaluators[${i}].${key} is not a parameter of ${type}${guess ? `; did you mean '${guess}'?` : ""} ` +
+        `(${type} takes ${known.join(", ")})`,
+    );
+  }
+  if (e["name"] !== undefined && (typeof e["name"] !== "string" || !e["name"]))
+    fail(`evaluators[${i}].name`, "a non-empty string", e["name"]);
 }
 
 /**
- * Reads an eval config from parsed JSON, checking every field and naming the
- * first that is wrong with what was expected.
+ * Reads an eval config from parsed JSON, checking every field: an unknown
+ * key is refused with the nearest known one suggested, every value is checked
+ * for its type and bounds (repeats ≤ 1000, rates in [0, 1], …), and
+ * the first that is wrong is named with what was expected.
  *
  * @example parseEvalConfig({ dataset: "pope.jsonl", model: "tiny-vlm", evaluators: ["yesNo"], repeats: 3 })
  */
 export function parseEvalConfig(json: unknown): EvalConfig {
-  if (json === null || typeof json !== "object" || Array.isArray(json)) fail("the config", "a JSON object", json);
-  const c = json as Record<string, unknown>;
-  const known = [
-    "name",
-    "dataset",
-    "select",
-    "model",
-    "evaluators",
-    "repeats",
-    "cluster",
-    "variant",
-    "concurrency",
-    "generation",
-    "gate",
-    "$schema",
-    "description",
-  ];
-  for (const k of Object.keys(c)) if (!known.includes(k)) fail(`key '${k}'`, `one of ${known.join(", ")}`, c[k]);
+  if (!isObject(json)) fail("the config", "a JSON object", json);
+  const c = json;
+  onlyKnown(c, TOP_KEYS, "", "a config key");
   if (c["name"] !== undefined && (typeof c["name"] !== "string" || !c["name"]))
     fail("name", "a non-empty string", c["name"]);
+  for (const k of ["variant", "description", "$schema"])
+    if (c[k] !== undefined && typeof c[k] !== "string") fail(k, "a string", c[k]);
   if (typeof c["dataset"] !== "string" || !c["dataset"]) fail("dataset", "a path to a dataset file", c["dataset"]);
   if (typeof c["model"] !== "string" || !c["model"]) fail("model", "a model key (tiny-vlm) or folder", c["model"]);
   if (!Array.isArray(c["evaluators"]) || c["evaluators"].length === 0)
     fail("evaluators", 'a non-empty list, e.g. ["yesNo"]', c["evaluators"]);
-  (c["evaluators"] as unknown[]).forEach((e, i) => {
-    const type = typeof e === "string" ? e : (e as { type?: unknown } | null)?.type;
-    if (typeof type !== "string" || !(TYPES as readonly string[]).includes(type))
-      fail(`evaluators[${i}]`, `a type among ${TYPES.join(", ")} (a string or { "type": … })`, e);
-  });
-  if (c["repeats"] !== undefined && !(Number.isInteger(c["repeats"]) && (c["repeats"] as number) >= 1))
-    fail("repeats", "a positive integer", c["repeats"]);
-  if (c["concurrency"] !== undefined && !(Number.isInteger(c["concurrency"]) && (c["concurrency"] as number) >= 1))
-    fail("concurrency", "a positive integer", c["concurrency"]);
-  if (c["cluster"] !== undefined && typeof c["cluster"] !== "string" && typeof c["cluster"] !== "boolean")
-    fail("cluster", 'a case field ("cluster", "split", "meta.<key>") or true', c["cluster"]);
+  (c["evaluators"] as unknown[]).forEach(checkEvaluator);
+  if (c["repeats"] !== undefined && !isInt(c["repeats"], 1, MAX_REPEATS))
+    fail("repeats", `a positive integer up to ${MAX_REPEATS}`, c["repeats"]);
+  if (c["concurrency"] !== undefined && !isInt(c["concurrency"], 1, MAX_CONCURRENCY))
+    fail("concurrency", `a positive integer up to ${MAX_CONCURRENCY}`, c["concurrency"]);
+  const cluster = c["cluster"];
+  if (
+    cluster !== undefined &&
+    typeof cluster !== "boolean" &&
+    !(typeof cluster === "string" && /^(cluster|split|id|meta\..+)$/.test(cluster))
+  )
+    fail("cluster", 'a case field ("cluster", "split", "id", "meta.<key>") or true', cluster);
   for (const k of ["select", "generation", "gate"])
-    if (c[k] !== undefined && (c[k] === null || typeof c[k] !== "object" || Array.isArray(c[k])))
-      fail(k, "an object", c[k]);
-  const g = c["generation"] as Record<string, unknown> | undefined;
-  if (g) {
-    for (const k of Object.keys(g))
-      if (!["temperature", "maxNewTokens", "topK", "seed", "stop"].includes(k))
-        fail(`generation.${k}`, "one of temperature, maxNewTokens, topK, seed, stop", g[k]);
-    if (g["temperature"] !== undefined && !(typeof g["temperature"] === "number" && g["temperature"] >= 0))
-      fail("generation.temperature", "a number ≥ 0", g["temperature"]);
-    for (const k of ["maxNewTokens", "topK"])
-      if (g[k] !== undefined && !(Number.isInteger(g[k]) && (g[k] as number) >= 1))
-        fail(`generation.${k}`, "a positive integer", g[k]);
-    if (g["seed"] !== undefined && !Number.isInteger(g["seed"])) fail("generation.seed", "an integer", g["seed"]);
-  }
+    if (c[k] !== undefined && !isObject(c[k])) fail(k, "an object", c[k]);
+  if (c["select"]) checkSelect(c["select"] as Record<string, unknown>);
+  if (c["generation"]) checkGeneration(c["generation"] as Record<string, unknown>);
+  if (c["gate"]) checkGate(c["gate"] as Record<string, unknown>);
   return c as unknown as EvalConfig;
 }
 

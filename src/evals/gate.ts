@@ -5,6 +5,7 @@ import {
   comparisonWarnings,
   describeTest,
   exitCodeOf,
+  nothingShared,
   resolveTolerance,
   untested,
   worstVerdict,
@@ -227,6 +228,11 @@ export function gate(run: RunView, spec: Gate | GateInit, baseline?: RunView): G
       );
     comparison = compareRuns(baseline, run, { gated, tolerance, alpha: g.alpha, bootstrap: g.bootstrap });
     warnings.push(...comparisonWarnings(baseline, run, comparison));
+    if (comparison.cases.shared === 0) {
+      // Nothing in common is no evidence of anything: an error, never a pass.
+      found.push("error");
+      reasons.push(nothingShared(baseline, run, comparison));
+    }
     for (const t of comparison.tests) {
       if (!t.gated) continue;
       found.push(t.verdict!);

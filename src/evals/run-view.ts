@@ -121,19 +121,115 @@ export interface EvalRunConfig {
   readonly [key: string]: unknown;
 }
 
-/** Reads the eval config out of a stored run, or says what is missing. */
+/** Reads the eval config out of a stored run, or says what is missing or malformed. */
 export function evalConfig(run: RunRecord): EvalRunConfig {
-  const c = run.config as Partial<EvalRunConfig>;
+  const c = (run.config ?? {}) as Partial<EvalRunConfig>;
   if (typeof c.eval !== "string" || !Array.isArray(c.cases) || !c.fingerprint || !Array.isArray(c.evaluators))
     throw new Error(
       `run '${run.id}' is not an eval run (kind '${run.kind}'): its config lacks eval, evaluators, cases or fingerprint`,
     );
+  const bad = (why: string): never => {
+    throw new Error(`run '${run.id}' is inconsistent: its config's ${why}`);
+  };
+  if (!Number.isSafeInteger(c.repeats) || c.repeats! < 1)
+    bad(`repeats is ${JSON.stringify(c.repeats)}, not a positive integer`);
+  if (typeof c.fingerprint !== "object") bad("fingerprint is not an object");
+  const names = new Set<string>();
+  c.evaluators.forEach((e, i) => {
+    if (!e || typeof e.name !== "string" || !e.name) bad(`evaluators[${i}] has no name`);
+    if (names.has(e.name) || e.name === PASS_METRIC) bad(`evaluator name '${e.name}' appears twice`);
+    names.add(e.name);
+  });
+  const ids = new Set<string>();
+  c.cases.forEach((k, i) => {
+    if (!k || typeof k.id !== "string" || typeof k.hash !== "string" || !Array.isArray(k.tags))
+      bad(`cases[${i}] is not { id, hash, tags }`);
+    if (ids.has(k.id)) bad(`case '${k.id}' is planned twice`);
+    ids.add(k.id);
+  });
   return c as EvalRunConfig;
 }
 
+/** One item as a message names it: its case and repeat, or its position when those are unreadable. */
+function itemName(item: Partial<ItemRecord>, at: number): string {
+  return typeof item?.caseId === "string" && Number.isInteger(item.repeat)
+    ? `the item of case '${item.caseId}' repeat ${item.repeat}`
+    : `item ${at}`;
+}
+
 /**
- * Turns a stored run and its items into a `RunView`. Items of cases the run
- * did not plan are refused (a corrupt store), never silently dropped.
+ * Are these items a consistent record of the run's plan? Each item a planned
+ * case and a repeat inside the plan (at the plan's index, when it has one),
+ * judged once; its verdict a boolean that agrees with its checks (passed
+ * exactly when it has no error and every check passed without error); each
+ * check one of the run's evaluators, once. Throws naming the first item that
+ * is not: a hand-edited or corrupted run must not change a gate's result.
+ */
+function checkItems(run: RunRecord, config: EvalRunConfig, items: readonly ItemRecord[]): void {
+  const position = new Map(config.cases.map((c, i) => [c.id, i]));
+  const evaluators = new Set(config.evaluators.map((e) => e.name));
+  const seen = new Map<string, number>();
+  const fail = (item: Partial<ItemRecord>, at: number, why: string): never => {
+    throw new Error(`run '${run.id}' is inconsistent: ${itemName(item, at)} ${why}`);
+  };
+  items.forEach((item, at) => {
+    if (!item || typeof item !== "object") fail(item, at, "is not an object");
+    if (typeof item.caseId !== "string") fail(item, at, `has caseId ${JSON.stringify(item.caseId)}, not a string`);
+    const p = position.get(item.caseId);
+    if (p === undefined) fail(item, at, "is of a case the run did not plan");
+    if (!Number.isInteger(item.repeat) || item.repeat < 0 || item.repeat >= config.repeats)
+      fail(
+        item,
+        at,
+        `has repeat ${JSON.stringify(item.repeat)}, outside the run's ${config.repeats} repeat(s) (0–${config.repeats - 1})`,
+      );
+    if (item.index !== undefined && item.index !== p! * config.repeats + item.repeat)
+      fail(
+        item,
+        at,
+        `has index ${JSON.stringify(item.index)}, not its place in the plan (${p! * config.repeats + item.repeat})`,
+      );
+    const key = `${item.caseId}\u0000${item.repeat}`;
+    const first = seen.get(key);
+    if (first !== undefined) fail(item, at, `is recorded twice (items ${first} and ${at}); each trial is judged once`);
+    seen.set(key, at);
+    if (typeof item.passed !== "boolean")
+      fail(item, at, `has verdict ${JSON.stringify(item.passed) ?? "missing"}; expected true or false`);
+    if (item.error !== undefined && typeof item.error !== "string") fail(item, at, "has an error that is not text");
+    if (!Array.isArray(item.checks)) fail(item, at, "has no list of checks");
+    const names = new Set<string>();
+    let allPassed = true;
+    for (const c of item.checks) {
+      if (!c || typeof c.name !== "string") fail(item, at, "has a check without a name");
+      if (!evaluators.has(c.name)) fail(item, at, `has a check '${c.name}', which is not an evaluator of this run`);
+      if (names.has(c.name)) fail(item, at, `has check '${c.name}' twice`);
+      names.add(c.name);
+      if (typeof c.passed !== "boolean")
+        fail(
+          item,
+          at,
+          `has check '${c.name}' with verdict ${JSON.stringify(c.passed) ?? "missing"}; expected true or false`,
+        );
+      if (!c.passed || c["errored"] === true) allPassed = false;
+    }
+    const expected = item.error === undefined && item.checks.length > 0 && allPassed;
+    if (item.passed && !expected)
+      fail(
+        item,
+        at,
+        item.error !== undefined
+          ? "is marked passed but its model call errored"
+          : "is marked passed but a check failed or errored",
+      );
+    if (!item.passed && expected) fail(item, at, "is marked failed but every check passed");
+  });
+}
+
+/**
+ * Turns a stored run and its items into a `RunView`. Items that do not fit
+ * the run's plan (an unplanned case or repeat, a trial twice, a verdict that
+ * is not a boolean or disagrees with its checks) are refused naming the item
+ * (a corrupt store or a tampered run file), never silently dropped or counted.
  *
  * @example runView(await store.getRun(id), await store.items(id)).cases.get("pope-0001")!.trials.length // 3
  */
@@ -149,11 +245,8 @@ export function runView(run: RunRecord, items: readonly ItemRecord[]): RunView {
       ...(c.cluster !== undefined ? { cluster: c.cluster } : {}),
       trials: [],
     });
-  for (const item of items) {
-    const c = cases.get(item.caseId);
-    if (!c) throw new Error(`run '${run.id}' holds an item of case '${item.caseId}', which the run did not plan`);
-    c.trials.push(trialFromItem(item));
-  }
+  checkItems(run, config, items);
+  for (const item of items) cases.get(item.caseId)!.trials.push(trialFromItem(item));
   for (const c of cases.values()) c.trials.sort((x, y) => x.repeat - y.repeat);
   return {
     id: run.id,

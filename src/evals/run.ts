@@ -68,6 +68,24 @@ export interface EvalRunResult {
   readonly summary: EvalSummary;
 }
 
+/** The most trials (cases × repeats) one run may plan: its plan and items are held in memory. */
+export const MAX_TRIALS = 5_000_000;
+
+/** The cluster fields these cases could use, for a message. */
+function clusterChoices(cases: readonly FailureCase[]): string {
+  const fields = new Set<string>();
+  for (const c of cases.slice(0, 1000)) {
+    if (c.cluster !== undefined) fields.add("cluster");
+    if (c.split !== undefined) fields.add("split");
+    for (const k of Object.keys(c.meta)) fields.add(`meta.${k}`);
+  }
+  fields.add("id");
+  return [...fields]
+    .slice(0, 12)
+    .map((f) => `'${f}'`)
+    .join(", ");
+}
+
 function clusterFieldOf(option: string | boolean | undefined): string | undefined {
   if (option === undefined || option === false) return undefined;
   return option === true ? "cluster" : option;
@@ -144,7 +162,17 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunResult> {
     if (c.input.image !== undefined && !options.images)
       throw new Error(`runEval(): case '${c.id}' has an image but no image reader was given (options.images)`);
   }
+  const total = cases.length * repeats;
+  if (total > MAX_TRIALS)
+    throw new RangeError(
+      `runEval(): ${cases.length} cases × ${repeats} repeats is ${total} trials, over the ${MAX_TRIALS} one run may plan; lower repeats or select fewer cases`,
+    );
   const clusterField = clusterFieldOf(options.cluster);
+  if (clusterField !== undefined && !cases.some((c) => clusterValue(c, clusterField) !== undefined))
+    throw new Error(
+      `runEval(): the cluster field '${clusterField}' is set on none of the ${cases.length} cases; ` +
+        `name a field they carry (${clusterChoices(cases)}) or leave cluster out`,
+    );
   const gen = options.generation ?? {};
   const now = options.now ?? (() => new Date());
 
@@ -185,7 +213,6 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunResult> {
     fingerprint,
     cases: caseInfo,
   };
-  const total = cases.length * repeats;
 
   const wanted = options.resume ?? options.runId;
   if (options.lock && wanted !== undefined && options.lock.runId !== wanted)

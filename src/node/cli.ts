@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { safeConsole } from "./terminal.ts";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   version: string;
@@ -53,6 +54,16 @@ async function help(): Promise<string> {
 
 /** Runs the CLI on `argv` (without `node` and the script) and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // Names and ids from imported files reach the terminal as text, never as escape sequences.
+  const restore = safeConsole();
+  try {
+    return await dispatch(argv);
+  } finally {
+    restore();
+  }
+}
+
+async function dispatch(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {
     console.log(await help());

@@ -1,10 +1,17 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { loadRun, resolveBaseline, runView, type JudgeCache, type JudgeVerdict, type RunView } from "../evals/index.ts";
+import {
+  loadRun,
+  readRunFile,
+  resolveBaseline,
+  type JudgeCache,
+  type JudgeVerdict,
+  type RunView,
+} from "../evals/index.ts";
 import { deeperThan, MAX_JSON_DEPTH } from "../datasets/row.ts";
 import { FileStore } from "../store/files.node.ts";
-import type { RunExport } from "../store/types.ts";
+import { readRegularFile } from "./confined.ts";
 
 /**
  * Parses a JSON file the user named (a config, a run file): its text's
@@ -107,15 +114,17 @@ export async function openStore(dir: string | undefined): Promise<FileStore> {
  */
 export async function readRun(store: FileStore, ref: string): Promise<RunView> {
   if (existsSync(ref) && statSync(ref).isFile()) {
-    let data: RunExport;
+    const text = new TextDecoder().decode(await readRegularFile(ref, `run file '${ref}'`));
+    let json: unknown;
     try {
-      data = JSON.parse(readFileSync(ref, "utf8")) as RunExport;
+      json = parseJsonText(text);
     } catch (error) {
       throw new Error(`run file '${ref}' is not JSON: ${(error as Error).message}`, { cause: error });
     }
-    if (data?.format !== "evalrx-run" || !data.run || !Array.isArray(data.items))
-      throw new Error(`'${ref}' is not an exported run (expected {"format": "evalrx-run", "run": …, "items": […]})`);
-    return runView(data.run, data.items);
+    const { view } = readRunFile(json, `run file '${ref}'`);
+    if (!view)
+      throw new Error(`run file '${ref}' holds a run that is not an eval; gate, compare and calibrate read eval runs`);
+    return view;
   }
   if (!(await store.getRun(ref)))
     throw new Error(`unknown run '${ref}': no such run in the store at ${store.root}/ and no such run file`);

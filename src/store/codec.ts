@@ -114,9 +114,35 @@ export function checkExport(data: unknown): RunExport {
   for (const key of ["items", "events", "scores", "traces"] as const)
     if (!Array.isArray(d[key])) fail(`${key} must be a list`);
   const id = run!.id;
+  if (!id) fail("the run's id is empty");
+  if (!["running", "finished", "failed", "cancelled"].includes(run!.status))
+    fail(`the run's status is ${JSON.stringify(run!.status)}; expected running, finished, failed or cancelled`);
+  if (!run!.config || typeof run!.config !== "object" || Array.isArray(run!.config))
+    fail("the run's config is not an object");
   for (const key of ["items", "events", "scores", "traces"] as const)
     for (const record of d[key]! as unknown as { runId?: unknown }[])
-      if (!record || record.runId !== id) fail(`${key} holds a record of another run (${String(record?.runId)})`);
+      if (!record || record.runId !== id)
+        fail(`${key} holds a record of another run (${JSON.stringify(record?.runId) ?? "none"})`);
+  const indexes = new Set<number>();
+  d.items!.forEach((item, at) => {
+    const name = `item ${at}${typeof item.caseId === "string" ? ` (case '${item.caseId}')` : ""}`;
+    if (typeof item.caseId !== "string") fail(`${name} has no case id`);
+    if (!Number.isSafeInteger(item.index) || item.index < 0) fail(`${name} has index ${JSON.stringify(item.index)}`);
+    if (indexes.has(item.index)) fail(`${name} repeats index ${item.index}; each item is stored once`);
+    indexes.add(item.index);
+    if (!Number.isSafeInteger(item.repeat) || item.repeat < 0)
+      fail(`${name} has repeat ${JSON.stringify(item.repeat)}`);
+    if (typeof item.passed !== "boolean")
+      fail(`${name} has verdict ${JSON.stringify(item.passed) ?? "missing"}; expected true or false`);
+    if (!Array.isArray(item.checks)) fail(`${name} has no list of checks`);
+  });
+  d.events!.forEach((e, at) => {
+    if (!Number.isSafeInteger(e.seq) || typeof e.type !== "string") fail(`event ${at} has no seq or type`);
+  });
+  d.scores!.forEach((score, at) => {
+    if (typeof score.name !== "string" || typeof score.value !== "number")
+      fail(`score ${at} is not { name, value: number }`);
+  });
   return d as RunExport;
 }
 

@@ -170,3 +170,25 @@ describe("file store run locks (pid + host + heartbeat)", () => {
     await lock.release();
   });
 });
+
+describe("file store errors name their file", () => {
+  it("a corrupted line in the middle of items.jsonl is refused with the file and line, never skipped", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "evalrx-store-"));
+    dirs.push(dir);
+    const store = await FileStore.open(dir);
+    await store.createRun(run("r"));
+    for (const i of [0, 1, 2]) await store.appendItems("r", [item("r", i)], { done: i + 1, total: 3, updatedAt: "t" });
+    const log = join(dir, "runs", "r", "items.jsonl");
+    const lines = readFileSync(log, "utf8").split("\n");
+    lines[1] = lines[1]!.slice(0, 30) + "#" + lines[1]!.slice(31);
+    writeFileSync(log, lines.join("\n"));
+    const reopened = await FileStore.open(dir);
+    await expect(reopened.items("r")).rejects.toThrow(
+      new RegExp(
+        `^${log.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} line 2 is not JSON \\(.*\\): the store file is corrupt`,
+      ),
+    );
+    writeFileSync(join(dir, "runs", "r", "run.json"), "{not json");
+    await expect(reopened.getRun("r")).rejects.toThrow(/run\.json is not JSON .*the store file is corrupt/);
+  });
+});

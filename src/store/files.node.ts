@@ -479,12 +479,25 @@ function encodeName(id: string): string {
 }
 
 async function readJson<T>(path: string): Promise<T | undefined> {
+  let text: string;
   try {
-    return JSON.parse(await readFile(path, "utf8")) as T;
+    text = await readFile(path, "utf8");
   } catch (error) {
     if (isMissing(error)) return undefined;
-    throw error;
+    throw readError(error, path);
   }
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw new StoreError(`${path} is not JSON (${(error as Error).message}); the store file is corrupt`, {}, false, {
+      cause: error,
+    });
+  }
+}
+
+function readError(error: unknown, path: string): Error {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StoreError(reason.includes(path) ? reason : `cannot read ${path}: ${reason}`, {}, false, { cause: error });
 }
 
 /** The whole lines of a JSONL log; a torn last line (no newline) is not data yet. */
@@ -494,12 +507,28 @@ async function readLines<T>(path: string): Promise<T[]> {
     text = await readFile(path, "utf8");
   } catch (error) {
     if (isMissing(error)) return [];
-    throw error;
+    throw readError(error, path);
   }
   const end = text.lastIndexOf("\n");
   if (end < 0) return [];
   const out: T[] = [];
-  for (const line of text.slice(0, end).split("\n")) if (line) out.push(JSON.parse(line) as T);
+  let n = 0;
+  for (const line of text.slice(0, end).split("\n")) {
+    n++;
+    if (!line) continue;
+    try {
+      out.push(JSON.parse(line) as T);
+    } catch (error) {
+      // Only the last line can be torn by a crash; a bad line before it is damage the store must not paper over.
+      throw new StoreError(
+        `${path} line ${n} is not JSON (${(error as Error).message}): the store file is corrupt; ` +
+          "restore it from a backup, or delete that line to drop what it held",
+        {},
+        false,
+        { cause: error },
+      );
+    }
+  }
   return out;
 }
 
@@ -548,7 +577,10 @@ function storageError(error: unknown, path: string): Error {
       true,
       { cause: error },
     );
-  return error instanceof Error ? error : new Error(String(error));
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StoreError(reason.includes(path) ? reason : `cannot write ${path}: ${reason}`, {}, false, {
+    cause: error,
+  });
 }
 
 async function directorySize(dir: string): Promise<number> {

@@ -28,6 +28,8 @@ export const command: Command = {
     for (const ref of positionals) runs.push(await readRun(store, ref));
     const target = numberOption("target", values.target, "0.03");
     const simulations = numberOption("simulations", values.simulations, "200");
+    if (simulations !== undefined && !(Number.isInteger(simulations) && simulations >= 1))
+      throw new Error(`--simulations ${values.simulations} must be a whole number ≥ 1; e.g. --simulations 200`);
     const result = calibrate(runs, {
       ...(target !== undefined ? { target } : {}),
       ...(simulations !== undefined ? { simulations } : {}),
