@@ -48,6 +48,19 @@ describe("excludeColumns", () => {
     );
   });
 
+  it("a category whose levels are long texts is a problem of its column", () => {
+    const t = table(90, { answer: (i) => `${"a long answer ".repeat(80)}${i % 3}`, noise: (i) => i % 4 });
+    const { table: kept, notes } = excludeColumns(t, { holdout: 0.4, seed: 2 });
+    expect([...kept.columns.keys()]).toEqual(["noise"]);
+    expect(notes).toEqual([
+      {
+        columns: ["answer"],
+        what: "column",
+        why: "'answer' has a level 1121 characters long (a text, not a category): not tested",
+      },
+    ]);
+  });
+
   it("a strong but imperfect signal stays, and so does everything when there is no label to protect", () => {
     const t = table(90, { almost: (i, f) => (i === 3 ? 0 : f ? 1 : 0), noise: (i) => i % 4 });
     const { table: kept, notes } = excludeColumns(t, { holdout: 0.4, seed: 2 });

@@ -12,6 +12,8 @@ import { selectRows, typeSignals, type CaseTable } from "./signals.ts";
 
 /** Longest column name a report carries; a longer one is a problem of that column, not a crash at the end. */
 export const MAX_COLUMN_NAME = 200;
+/** Longest signal name (`column=level`): a category whose level is a long text is a problem of its column too. */
+export const MAX_SIGNAL_NAME = 1000;
 
 /** A column left out of the signals, or worth a word, and why. */
 export interface ColumnNote {
@@ -120,8 +122,18 @@ export function excludeColumns(table: CaseTable, options: ExclusionOptions): { t
     const split = splitTable(rest, fraction, table.clusters ? "cluster" : "id", options.seed);
     const explore = selectRows(rest, split.explore);
     const leaks = new Map<string, { fail: number; pass: number; signal: string }>();
+    const longLevels = new Set<string>();
     for (const signal of typeSignals(explore).signals) {
-      if (leaks.has(signal.column)) continue;
+      if (signal.name.length > MAX_SIGNAL_NAME && !longLevels.has(signal.column)) {
+        longLevels.add(signal.column);
+        out.add(signal.column);
+        notes.push({
+          columns: [signal.column],
+          what: "column",
+          why: `'${shortName(signal.column)}' has a level ${signal.name.length - signal.column.length - 1} characters long (a text, not a category): not tested`,
+        });
+      }
+      if (leaks.has(signal.column) || longLevels.has(signal.column)) continue;
       const hit = separates(signal.values, explore.failed, options.minPerClass ?? 3);
       if (hit) leaks.set(signal.column, { ...hit, signal: signal.name });
     }
@@ -135,7 +147,7 @@ export function excludeColumns(table: CaseTable, options: ExclusionOptions): { t
           `(all ${hit.fail} failures on one side, all ${hit.pass} passes on the other): likely the label in another form, so it is reported here and not tested`,
       });
     }
-    if (leaks.size) rest = kept(table);
+    if (leaks.size || longLevels.size) rest = kept(table);
   }
   return { table: rest, notes };
 }
