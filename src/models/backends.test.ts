@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:http";
-import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AddressInfo } from "node:net";
@@ -8,9 +8,16 @@ import { AutoModelForCausalLM, AutoTokenizer, env, type Tensor } from "@huggingf
 import { CapabilityError } from "../core/capability.ts";
 import { apiBackend, compose, ortBackend } from "./backends.ts";
 import { loadModel, REPO_ROOT } from "./load.node.ts";
+import { gqaDecoder, gqaDecoderConfig } from "./fixtures/gqa-decoder.ts";
 import { nodeFiles, nodeSessions } from "./ort-session.node.ts";
-import type { FileSource } from "./session.ts";
-import { getSpec } from "./specs/index.ts";
+import type { FileSource, SessionFactory } from "./session.ts";
+import { getSpec, inferSpec } from "./specs/index.ts";
+
+const gptConfig = () =>
+  JSON.parse(readFileSync(`${REPO_ROOT}src/models/fixtures/layouts/lm-merged/config.json`, "utf8")) as Record<
+    string,
+    unknown
+  >;
 import { transformersBackend } from "./transformers-backend.ts";
 import { attentionTapCache } from "./transformers-tap.ts";
 
@@ -38,26 +45,54 @@ describe("compose", () => {
     await expect(compose(vlmSpec, backend, { want: ["attention_write"] })).rejects.toThrow(
       /cannot provide 'attention_write'/,
     );
-    const ort = ortBackend({ sessions: nodeSessions, filesFor: () => files });
-    // A backend that does read files still refuses before reading one when the spec lacks what is wanted.
-    const textOnly = { ...vlmSpec, capabilities: new Set(["generate", "logits"] as const) };
-    await expect(compose(textOnly, ort, { want: ["attention"] })).rejects.toThrow(/cannot provide 'attention'/);
     expect(requested).toEqual([]);
     expect(fetched).toBe(0);
     // The white-box backend provides it, and only then are files read.
+    const ort = ortBackend({ sessions: nodeSessions, filesFor: () => files });
     const model = await compose(vlmSpec, ort, { want: ["attention", "attention_write", "image"] });
     expect(requested).toContain("onnx/decoder_model_merged.onnx");
     await model.dispose();
   });
 
-  it("refuses after loading when the graph turns out to have fused attention, with the reason", async () => {
-    const folder = `${REPO_ROOT}src/models/fixtures/fused-lm`;
-    const spec = { ...lmSpec, key: "fused-lm", source: folder, layers: 1, heads: 2, hiddenSize: 8 };
-    const ort = ortBackend({ sessions: nodeSessions, filesFor: () => nodeFiles(folder) });
-    await expect(compose(spec, ort, { want: ["attention"] })).rejects.toThrow(CapabilityError);
-    const model = await compose(spec, ort, { want: ["generate"] });
-    expect(model.capabilities.has("attention")).toBe(false);
-    await model.dispose();
+  it("an inferred spec is negotiated from the graph: refused before any session is created, with the reason", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "evalrx-compose-"));
+    try {
+      const folder = join(dir, "gqa-smooth");
+      const sizes = {
+        layers: 1,
+        hidden: 32,
+        heads: 2,
+        kvHeads: 1,
+        vocab: 16,
+        maxPositions: 32,
+        attributes: { smooth_softmax: 1 },
+      };
+      mkdirSync(join(folder, "onnx"), { recursive: true });
+      for (const f of ["tokenizer.json", "tokenizer_config.json"])
+        copyFileSync(`${REPO_ROOT}models/tiny-lm/${f}`, join(folder, f));
+      writeFileSync(join(folder, "config.json"), JSON.stringify(gqaDecoderConfig(sizes)));
+      writeFileSync(join(folder, "onnx/model.onnx"), gqaDecoder(sizes));
+      const spec = inferSpec("gqa-smooth", folder, gqaDecoderConfig(sizes));
+      expect(spec.capabilities.has("attention")).toBe(false); // the config alone cannot tell
+      let created = 0;
+      const counting: SessionFactory = (bytes, options) => (created++, nodeSessions(bytes, options));
+      const ort = ortBackend({ sessions: counting, filesFor: () => nodeFiles(folder) });
+      await expect(compose(spec, ort, { want: ["attention"] })).rejects.toThrow(CapabilityError);
+      await expect(compose(spec, ort, { want: ["attention"] })).rejects.toThrow(
+        /GroupQueryAttention '.*' \(main graph\) was not decomposed: not decomposed: smooth_softmax.*what to do: re-export/,
+      );
+      expect(created).toBe(0);
+      const model = await compose(spec, ort, { want: ["generate"] });
+      expect(model.capabilities.has("attention")).toBe(false);
+      await model.dispose();
+      // A readable inferred model is negotiated the same way, and granted.
+      const lm = inferSpec("plain-lm", `${REPO_ROOT}src/models/fixtures/layouts/lm-merged`, gptConfig());
+      const merged = ortBackend({ sessions: nodeSessions, filesFor: (s) => nodeFiles(s.source) });
+      const m = await compose(lm, merged, { want: ["attention", "attention_write", "generate"] });
+      await m.dispose();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -2,18 +2,54 @@ import { encode as encodePng } from "fast-png";
 import { CapabilityError, type Capability } from "../core/capability.ts";
 import type { Backend, GenerateOptions, LoadOptions, Model, ModelInput, ModelSpec, Trace } from "../core/model.ts";
 import { toRgb } from "./image.ts";
+import { planModel, type ModelInspection, type ModelPlan } from "./inspect.ts";
 import { loadOrtModel } from "./ort-model.ts";
 import type { FileSource, SessionFactory } from "./session.ts";
 
+/** A backend that can tell what it would give for a spec by reading the model's files, before loading anything. */
+export interface InspectingBackend extends Backend {
+  /** Reads config files and ONNX protobufs (no session) and says what a load would give, and why not more. */
+  inspect(spec: ModelSpec, options?: LoadOptions): Promise<ModelInspection>;
+}
+
+function isInspecting(backend: Backend): backend is InspectingBackend {
+  return typeof (backend as Partial<InspectingBackend>).inspect === "function";
+}
+
+/** Why an inspected model lacks `missing`, in a few words for the error message. */
+function whyMissing(inspection: ModelInspection, missing: readonly Capability[]): string {
+  const reasons: string[] = [];
+  if (!inspection.runtime.runs && inspection.runtime.reason) reasons.push(inspection.runtime.reason);
+  else {
+    if (missing.some((c) => c === "attention" || c === "attention_write")) {
+      const a = inspection.attention;
+      if (!a.readable || !a.writable)
+        reasons.push(
+          `${a.file}: ${a.readable ? "the attention-bias edit cannot reach every softmax" : (a.reason ?? "attention not readable")}${a.advice ? ` (what to do: ${a.advice})` : ""}`,
+        );
+    }
+    if (missing.includes("generate"))
+      reasons.push(
+        inspection.kind === "encoder" ? "an encoder-only model does not generate" : "the graph has no logits output",
+      );
+    if (missing.includes("hidden_states"))
+      reasons.push("no hidden_states outputs, or no onnx/lm_head.onnx for the logit lens");
+    if (missing.includes("image")) reasons.push("a text-only model");
+  }
+  return reasons.join("; ");
+}
+
 /**
- * Pairs a spec with a backend, refusing — before any file or weight is
- * fetched — when the backend cannot give what is wanted (e.g. attention from
- * a black-box API). A white-box load whose graph turns out to have fused
- * attention is refused after loading, with the reason.
+ * Pairs a spec with a backend, refusing — before any session is created or
+ * weight loaded — when the backend cannot give what is wanted: from the
+ * backend's declared capabilities (attention from a black-box API), or, for a
+ * backend that inspects (ort), from the model's config and ONNX protobufs,
+ * with the reason in the message (a fused op it could not decompose, an
+ * encoder-only model asked to generate).
  *
  * @example
  * await compose(getSpec("tiny-vlm")!, apiBackend({ baseUrl }), { want: ["attention"] })
- * // → throws CapabilityError: api backend for tiny-vlm cannot provide 'attention'; …
+ * // → throws CapabilityError: the api backend for tiny-vlm cannot provide 'attention'; …
  */
 export async function compose(
   spec: ModelSpec,
@@ -21,14 +57,27 @@ export async function compose(
   options: LoadOptions & { readonly want?: readonly Capability[] } = {},
 ): Promise<Model> {
   const want = options.want ?? [];
-  const provided = backend.provides(spec);
-  const missing = want.filter((c) => !provided.has(c));
-  if (missing.length) throw new CapabilityError(missing, [...provided], `the ${backend.kind} backend for ${spec.key}`);
+  if (want.length && isInspecting(backend)) {
+    const inspection = await backend.inspect(spec, options);
+    const provided = new Set(inspection.capabilities);
+    const missing = want.filter((c) => !provided.has(c));
+    if (missing.length)
+      throw new CapabilityError(
+        missing,
+        [...provided],
+        `the ${backend.kind} backend for ${spec.key} (${whyMissing(inspection, missing)})`,
+      );
+  } else {
+    const provided = backend.provides(spec);
+    const missing = want.filter((c) => !provided.has(c));
+    if (missing.length)
+      throw new CapabilityError(missing, [...provided], `the ${backend.kind} backend for ${spec.key}`);
+  }
   const model = await backend.load(spec, options);
   const lacking = want.filter((c) => !model.capabilities.has(c));
   if (lacking.length) {
     await model.dispose();
-    throw new CapabilityError(lacking, [...model.capabilities], `${spec.key} as loaded (see its attention status)`);
+    throw new CapabilityError(lacking, [...model.capabilities], `${spec.key} as loaded`);
   }
   return model;
 }
@@ -36,13 +85,45 @@ export async function compose(
 /**
  * The white-box backend: ONNX Runtime (web in a page or worker, node under
  * Node) through the injected session factory; files through `filesFor(spec)`.
+ * It inspects before it loads, and the load reuses what the inspection read.
  */
-export function ortBackend(deps: { sessions: SessionFactory; filesFor: (spec: ModelSpec) => FileSource }): Backend {
+export function ortBackend(deps: {
+  sessions: SessionFactory;
+  filesFor: (spec: ModelSpec) => FileSource;
+  /** The dtype variant to load (fp32 by default). */
+  dtype?: string;
+}): InspectingBackend {
+  const plans = new WeakMap<ModelSpec, Promise<ModelPlan>>();
+  const plan = (spec: ModelSpec) => {
+    let p = plans.get(spec);
+    if (!p) {
+      p = planModel(deps.filesFor(spec), {
+        key: spec.key,
+        source: spec.source,
+        spec,
+        ...(deps.dtype ? { dtype: deps.dtype } : {}),
+      });
+      plans.set(spec, p);
+      p.catch(() => plans.delete(spec));
+    }
+    return p;
+  };
   return {
     kind: "ort",
     provides: (spec) => spec.capabilities,
-    load: (spec, options) =>
-      loadOrtModel(deps.filesFor(spec), deps.sessions, { ...options, spec, key: spec.key, source: spec.source }),
+    inspect: async (spec) => (await plan(spec)).inspection,
+    async load(spec, options) {
+      const planned = plans.get(spec);
+      plans.delete(spec); // the plan holds the graphs' bytes: let them go once loaded
+      return loadOrtModel(deps.filesFor(spec), deps.sessions, {
+        ...options,
+        spec,
+        key: spec.key,
+        source: spec.source,
+        ...(deps.dtype ? { dtype: deps.dtype } : {}),
+        ...(planned ? { plan: await planned } : {}),
+      });
+    },
   };
 }
 

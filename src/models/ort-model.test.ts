@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encode as encodePng } from "fast-png";
-import { CapabilityError } from "../core/capability.ts";
 import { loadModel, REPO_ROOT } from "./load.node.ts";
 import type { OrtModel } from "./ort-model.ts";
 
@@ -226,15 +225,14 @@ describe("bad input gives a clear error", () => {
     await expect(lm.generate({ prompt: long })).rejects.toThrow(/over tiny-lm's context length of 64/);
   });
 
-  it("fused attention loads, answers, and refuses attention with a CapabilityError", async () => {
+  it("fused attention (one MultiHeadAttention) is decomposed: it loads, answers, and reads attention", async () => {
     const fused = await loadModel(`${REPO_ROOT}src/models/fixtures/fused-lm`);
-    expect(fused.capabilities.has("attention")).toBe(false);
-    expect(fused.attention).toMatchObject({ kind: "unreadable" });
+    expect(fused.capabilities.has("attention")).toBe(true);
+    expect(fused.attentionStatus).toMatchObject({ source: "decomposed", found: 1, layers: 1 });
+    expect(fused.attention).toMatchObject({ kind: "tapped" });
     expect(typeof (await fused.generate({ prompt: "1 2 3" }, { maxNewTokens: 3 }))).toBe("string");
-    await expect(fused.forward({ prompt: "1 2 3" }, { reductions: ["sinkMass"] })).rejects.toThrow(CapabilityError);
-    await expect(fused.forward({ prompt: "1 2 3" }, { reductions: ["sinkMass"] })).rejects.toThrow(
-      /attention not readable in this export/,
-    );
+    const trace = await fused.forward({ prompt: "1 2 3" }, { reductions: ["sinkMass"] });
+    expect(trace.reductions.sinkMass!.shape).toEqual([1, 2]);
     await fused.dispose();
   });
 });

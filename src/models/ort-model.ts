@@ -13,7 +13,10 @@ import type {
   TraceTensor,
 } from "../core/model.ts";
 import { imageProcessing, pixelValues, toRgb, type ImageProcessing } from "./image.ts";
-import { editAttention, readOnnxGraph, discoverAttention } from "./onnx-graph.ts";
+import type { AttentionStatus } from "./attention-status.ts";
+import { planModel, type ModelPlan } from "./inspect.ts";
+import type { ModelKind } from "./layout.ts";
+import { prepareAttention } from "./prepare-attention.ts";
 import * as R from "./reductions.ts";
 import {
   asFloat32,
@@ -26,14 +29,30 @@ import {
   type Session,
   type SessionFactory,
 } from "./session.ts";
-import { inferSpec, isImageModel, onnxFiles, textConfig, type TextConfig } from "./specs/infer.ts";
+import type { TextConfig } from "./specs/infer.ts";
 import { loadTextCodec, type TextCodec } from "./text.ts";
 
-/** Where a loaded model's attention comes from. */
+/**
+ * Where a loaded model's attention comes from, in short (the full account is
+ * the model's `attentionStatus`): exported as graph outputs, tapped from the
+ * graph's softmaxes (after decomposing fused ops, when it had them), or not
+ * readable, with the reason and what to do.
+ */
 export type AttentionSource =
   | { readonly kind: "exported" }
   | { readonly kind: "tapped"; readonly tensors: readonly string[] }
   | { readonly kind: "unreadable"; readonly reason: string };
+
+/** The short form of an attention status. */
+export function attentionSource(status: AttentionStatus): AttentionSource {
+  if (status.source === "exported") return { kind: "exported" };
+  if (status.readable) return { kind: "tapped", tensors: status.sites.map((s) => s.places[0]?.tensor ?? s.output) };
+  const reason = status.reason ?? "attention not readable in this export";
+  return {
+    kind: "unreadable",
+    reason: `${/^attention not readable/.test(reason) ? "" : "attention not readable in this export: "}${reason}${status.advice ? ` (what to do: ${status.advice})` : ""}`,
+  };
+}
 
 /** What was generated, token by token. */
 export interface Generation {
@@ -83,16 +102,6 @@ async function createSession(factory: SessionFactory, bytes: Uint8Array, name: s
   }
 }
 
-async function readFile(files: FileSource, path: string, where: string): Promise<Uint8Array> {
-  try {
-    return await files(path);
-  } catch (error) {
-    if (error instanceof MissingFileError)
-      throw new Error(`${where} lacks ${path}: ${error.message}`, { cause: error });
-    throw error;
-  }
-}
-
 /** A JSON file a model folder may lack (`{}` then); one that is there must parse. */
 async function readOptionalJson(files: FileSource, path: string): Promise<Record<string, unknown>> {
   try {
@@ -111,13 +120,21 @@ export interface OrtLoadOptions extends LoadOptions {
   readonly key?: string;
   /** Where the files come from, for messages and the spec's `source`. */
   readonly source?: string;
+  /** The dtype variant to load (transformers.js's names: fp32, fp16, q8, q4, …); default fp32, else what is there. */
+  readonly dtype?: string;
+  /** An inspection already made of these files (`planModel`), so nothing is read twice. */
+  readonly plan?: ModelPlan;
 }
 
 /**
- * Loads a model folder in transformers.js's ONNX layout (a decoder-only LM, or
- * the llava multi-session layout) through the injected file source and
- * session factory. The decoder gets its attention softmaxes tapped when it
- * does not export them; a fused export loads without attention.
+ * Loads a model folder in the layouts transformers.js models are published in
+ * (`onnx/model.onnx`, `onnx/decoder_model_merged.onnx`, dtype variants, the
+ * llava multi-session split, encoder-only graphs) through the injected file
+ * source and session factory. The folder is inspected first from its config
+ * files and protobufs (`planModel`): the decoder's attention is made readable
+ * (functions inlined, fused ops decomposed, softmaxes tapped) before its
+ * session is created, and a model the runtime cannot run is refused before
+ * any session exists, with the reason.
  *
  * @example
  * const model = await loadOrtModel(nodeFiles("models/tiny-vlm"), nodeSessions, { key: "tiny-vlm" });
@@ -130,82 +147,83 @@ export async function loadOrtModel(
 ): Promise<OrtModel> {
   const where = options.source ?? options.key ?? "the model folder";
   const progress = (stage: string, done: number, total: number) => options.onProgress?.({ stage, done, total });
-  let config: Record<string, unknown>;
-  try {
-    config = await readJson(files, "config.json");
-  } catch (error) {
-    if (error instanceof MissingFileError)
-      throw new Error(
-        `${where} has no config.json: not a model folder (expected config.json, tokenizer.json and onnx/*.onnx)`,
-        { cause: error },
-      );
-    throw error;
-  }
-  const text = textConfig(config);
-  const imageModel = isImageModel(config);
-  const [preprocessor, processor] = imageModel
-    ? await Promise.all([readJson(files, "preprocessor_config.json"), readOptionalJson(files, "processor_config.json")])
-    : [undefined, undefined];
-  const spec =
-    options.spec ?? inferSpec(options.key ?? where, options.source ?? where, config, preprocessor, processor);
+  progress("reading the model's config and graphs", 0, 1);
+  const plan =
+    options.plan ??
+    (await planModel(files, {
+      ...(options.key ? { key: options.key } : {}),
+      source: where,
+      ...(options.spec ? { spec: options.spec } : {}),
+      ...(options.dtype ? { dtype: options.dtype } : {}),
+    }));
+  checkSignal(options.signal, "loading");
+  if (!plan.load) throw new Error(plan.problem);
+  if (!plan.inspection.runtime.runs)
+    throw new Error(`${where} cannot be run by the ort runtime: ${plan.inspection.runtime.reason}`);
+  const { spec, text, layout, primary, bytes } = plan.load;
   const genConfig = await readOptionalJson(files, "generation_config.json");
   const genEos = genConfig.eos_token_id;
   const eos = [...text.eosIds, ...(Array.isArray(genEos) ? genEos : typeof genEos === "number" ? [genEos] : [])];
   const codec = await loadTextCodec(files, eos);
   checkSignal(options.signal, "loading");
 
-  const paths = onnxFiles(config);
-  const decoderPath = paths.at(-1)!;
-  const total = paths.length + 1;
+  const pathOf = (role: string) => layout.files.find((f) => f.role === role)?.path;
+  const visionPath = pathOf("vision_encoder");
+  const embedPath = pathOf("embed_tokens");
+  const imageModel = plan.inspection.kind === "image-text";
+  if (imageModel && (!visionPath || !embedPath))
+    throw new Error(
+      `${where} lacks ${[!visionPath && "onnx/vision_encoder*.onnx", !embedPath && "onnx/embed_tokens*.onnx"].filter(Boolean).join(" and ")}: an image-text model needs its vision encoder and token embeddings`,
+    );
+  const withHead = spec.capabilities.has("hidden_states");
+  const total = (imageModel ? 3 : 1) + (withHead ? 1 : 0);
   let done = 0;
-  const open = async (path: string, bytes?: Uint8Array) => {
+  const open = async (path: string, data: Uint8Array) => {
     progress(`loading ${path}`, done, total);
-    const session = await createSession(sessions, bytes ?? (await readFile(files, path, where)), path);
+    const session = await createSession(sessions, data, path);
     checkSignal(options.signal, "loading");
     progress(`loaded ${path}`, ++done, total);
     return session;
   };
-  const decoderBytes = await readFile(files, decoderPath, where);
-  const graph = readOnnxGraph(decoderBytes);
-  let attention: AttentionSource;
-  let decoderSessionBytes = decoderBytes;
-  if (graph.outputs.includes("attentions.0")) attention = { kind: "exported" };
-  else {
-    const discovery = discoverAttention(graph);
-    if (discovery.unreadable) attention = { kind: "unreadable", reason: discovery.unreadable };
-    else {
-      const tapped = editAttention(decoderBytes, { tap: true });
-      decoderSessionBytes = tapped.bytes;
-      attention = { kind: "tapped", tensors: discovery.softmaxes.map((s) => s.probs) };
+  const opened: Session[] = [];
+  try {
+    const vision = imageModel ? await open(visionPath!, bytes.get(visionPath!)!) : undefined;
+    if (vision) opened.push(vision);
+    const embed = imageModel ? await open(embedPath!, bytes.get(embedPath!)!) : undefined;
+    if (embed) opened.push(embed);
+    const decoder = await open(primary.path, primary.prepared.bytes);
+    opened.push(decoder);
+    let lmHead: Session | undefined;
+    if (withHead) {
+      const head = bytes.get("onnx/lm_head.onnx") ?? (await files("onnx/lm_head.onnx"));
+      lmHead = await open("onnx/lm_head.onnx", head);
+      opened.push(lmHead);
     }
+    progress("ready", total, total);
+    const declared = primary.graph.declared;
+    const pastDims = declared.get("past_key_values.0.key")?.dims;
+    return new OrtModel({
+      spec,
+      text,
+      codec,
+      files,
+      sessions,
+      decoderPath: primary.path,
+      vision,
+      embed,
+      decoder,
+      lmHead,
+      attentionStatus: primary.prepared.status,
+      kind: plan.inspection.kind,
+      pastHeads: typeof pastDims?.[1] === "number" ? pastDims[1] : text.kvHeads,
+      pastHeadDim: typeof pastDims?.[3] === "number" ? pastDims[3] : text.headDim,
+      image: imageModel ? imageProcessing(plan.load.preprocessor!) : undefined,
+      imageTokenId: spec.image?.tokenId,
+    });
+  } catch (error) {
+    await Promise.all(opened.map((s) => s.release().catch(() => undefined)));
+    throw error;
   }
-  const vision = imageModel ? await open("onnx/vision_encoder.onnx") : undefined;
-  const embed = imageModel ? await open("onnx/embed_tokens.onnx") : undefined;
-  const decoder = await open(decoderPath, decoderSessionBytes);
-  let lmHead: Session | undefined;
-  if (graph.outputs.includes("hidden_states.0")) {
-    try {
-      lmHead = await open("onnx/lm_head.onnx", await files("onnx/lm_head.onnx"));
-    } catch (error) {
-      if (!(error instanceof MissingFileError)) throw error;
-    }
-  }
-  progress("ready", total, total);
-  return new OrtModel({
-    spec,
-    text,
-    codec,
-    files,
-    sessions,
-    decoderPath,
-    vision,
-    embed,
-    decoder,
-    lmHead,
-    attention,
-    image: imageModel ? imageProcessing(preprocessor!) : undefined,
-    imageTokenId: spec.image?.tokenId,
-  });
 }
 
 interface Parts {
@@ -219,7 +237,11 @@ interface Parts {
   embed: Session | undefined;
   decoder: Session;
   lmHead: Session | undefined;
-  attention: AttentionSource;
+  attentionStatus: AttentionStatus;
+  kind: ModelKind;
+  /** KV heads and head size of the past inputs (from the graph's declared shapes, else the config). */
+  pastHeads: number;
+  pastHeadDim: number;
   image: ImageProcessing | undefined;
   imageTokenId: number | undefined;
 }
@@ -235,28 +257,35 @@ interface Encoded {
 export class OrtModel implements Model {
   readonly spec: ModelSpec;
   readonly capabilities: ReadonlySet<Capability>;
+  /** Where attention comes from, in short. */
   readonly attention: AttentionSource;
+  /** The decoder's full attention status (plain data): found, layers, sites, fused ops, reason, advice. */
+  readonly attentionStatus: AttentionStatus;
   readonly codec: TextCodec;
   private readonly p: Parts;
   private readonly pastNames: string[];
   private readonly attentionNames: string[];
   private readonly hiddenNames: string[];
+  private readonly useCacheBranch: boolean;
+  private readonly tokenTypes: boolean;
+  private readonly hasLogits: boolean;
   private biased?: Promise<{ session: Session; inputs: readonly string[] }>;
   private disposed = false;
 
   constructor(parts: Parts) {
     this.p = parts;
     this.spec = parts.spec;
-    this.attention = parts.attention;
+    this.attentionStatus = parts.attentionStatus;
+    this.attention = attentionSource(parts.attentionStatus);
     this.codec = parts.codec;
     this.pastNames = parts.decoder.inputNames.filter((n) => /^past_key_values\.\d+\.(key|value)$/.test(n));
     this.attentionNames = parts.decoder.outputNames.filter((n) => /^attentions\.\d+$/.test(n)).sort(byIndex);
     this.hiddenNames = parts.decoder.outputNames.filter((n) => /^hidden_states\.\d+$/.test(n)).sort(byIndex);
-    const caps = new Set<Capability>(["generate", "logits"]);
-    if (parts.vision) caps.add("image");
-    if (parts.attention.kind !== "unreadable") caps.add("attention").add("attention_write");
-    if (parts.lmHead && this.hiddenNames.length) caps.add("hidden_states");
-    this.capabilities = caps;
+    this.useCacheBranch = parts.decoder.inputNames.includes("use_cache_branch");
+    this.tokenTypes = parts.decoder.inputNames.includes("token_type_ids");
+    this.hasLogits = parts.decoder.outputNames.includes("logits");
+    // Decided from the graphs before the sessions existed (planModel); the sessions only confirm it.
+    this.capabilities = parts.spec.capabilities;
   }
 
   /** Tokenizes a prompt (BOS added as the tokenizer says), expands the image token, embeds the image. */
@@ -324,8 +353,20 @@ export class OrtModel implements Model {
   private emptyPast(): Record<string, PlainTensor> {
     const past: Record<string, PlainTensor> = {};
     for (const name of this.pastNames)
-      past[name] = f32(new Float32Array(0), [1, this.p.text.kvHeads, 0, this.p.text.headDim]);
+      past[name] = f32(new Float32Array(0), [1, this.p.pastHeads, 0, this.p.pastHeadDim]);
     return past;
+  }
+
+  /**
+   * The inputs some layouts add: a merged decoder's `use_cache_branch` (true
+   * once there is a past), an encoder's `token_type_ids` (all segment 0).
+   */
+  private stepFeeds(length: number, offset: number): Record<string, PlainTensor> {
+    const feeds: Record<string, PlainTensor> = {};
+    if (this.useCacheBranch)
+      feeds.use_cache_branch = { type: "bool", data: Uint8Array.of(offset > 0 ? 1 : 0), dims: [1] };
+    if (this.tokenTypes) feeds.token_type_ids = i64(new Array<number>(length).fill(0), [1, length]);
+    return feeds;
   }
 
   /** The bias inputs for one decoder call: [1, heads, 1, total] per layer, zero except where `bias` says. */
@@ -358,21 +399,26 @@ export class OrtModel implements Model {
 
   /** The attention-bias-edited decoder, made on first use (a separate session; the shipped one is untouched). */
   private biasedDecoder(): Promise<{ session: Session; inputs: readonly string[] }> {
-    if (this.p.attention.kind === "unreadable")
+    if (!this.capabilities.has("attention_write"))
       return Promise.reject(
-        new CapabilityError(
-          ["attention_write"],
-          [...this.capabilities],
-          `${this.spec.key} (${this.p.attention.reason})`,
-        ),
+        new CapabilityError(["attention_write"], [...this.capabilities], `${this.spec.key} (${this.unreadable()})`),
       );
     this.biased ??= (async () => {
+      // Read again rather than kept: a decoder can be most of the model's memory.
       const bytes = await this.p.files(this.p.decoderPath);
-      const edited = editAttention(bytes, { bias: true, tap: this.p.attention.kind === "tapped" });
+      const edited = prepareAttention(bytes, { file: this.p.decoderPath, heads: this.spec.heads, bias: true });
       const session = await createSession(this.p.sessions, edited.bytes, `${this.p.decoderPath} (attention-bias edit)`);
       return { session, inputs: edited.biasInputs };
     })();
     return this.biased;
+  }
+
+  /** Why attention cannot be read or written, for error messages. */
+  private unreadable(): string {
+    const s = this.attentionStatus;
+    if (s.readable && !s.writable)
+      return `the attention-bias edit cannot reach every attention softmax of ${s.file}${s.reason ? `: ${s.reason}` : ""}`;
+    return this.attention.kind === "unreadable" ? this.attention.reason : (s.reason ?? "attention is not readable");
   }
 
   private async decoderFor(bias: AttentionBias | undefined) {
@@ -387,6 +433,12 @@ export class OrtModel implements Model {
    */
   async generateTokens(input: ModelInput, options: OrtGenerateOptions = {}): Promise<Generation> {
     this.checkAlive();
+    if (!this.capabilities.has("generate"))
+      throw new CapabilityError(
+        ["generate"],
+        [...this.capabilities],
+        `${this.spec.key} (${this.p.kind === "encoder" ? "an encoder-only model" : `${this.p.decoderPath} has no logits output`}: it does not generate)`,
+      );
     const maxNew = options.maxNewTokens ?? 32;
     const temperature = options.temperature ?? 0;
     if (!(maxNew >= 0) || !Number.isInteger(maxNew))
@@ -414,6 +466,7 @@ export class OrtModel implements Model {
           [1, step.length],
         ),
         ...past,
+        ...this.stepFeeds(step.length, offset),
         ...this.biasFeeds(biasNames, options.attentionBias, total, encoded.imagePositions),
       };
       const out = await session.run(feeds, fetches);
@@ -468,15 +521,26 @@ export class OrtModel implements Model {
     this.checkAlive();
     const reductions = capture.reductions ?? [];
     const wantsAttention = reductions.some((r) => ATTENTION_REDUCTIONS.includes(r));
-    if ((wantsAttention || capture.attentionBias) && this.p.attention.kind === "unreadable") {
-      const missing: Capability[] = capture.attentionBias ? ["attention_write"] : ["attention"];
-      throw new CapabilityError(missing, [...this.capabilities], `${this.spec.key} (${this.p.attention.reason})`);
+    const missing: Capability[] = [
+      ...(wantsAttention && !this.capabilities.has("attention") ? (["attention"] as const) : []),
+      ...(capture.attentionBias && !this.capabilities.has("attention_write") ? (["attention_write"] as const) : []),
+    ];
+    if (missing.length) {
+      throw new CapabilityError(missing, [...this.capabilities], `${this.spec.key} (${this.unreadable()})`);
     }
     if (reductions.includes("logitLens") && !this.capabilities.has("hidden_states"))
       throw new CapabilityError(
         ["hidden_states"],
         [...this.capabilities],
         `${this.spec.key} (no hidden_states outputs or lm_head.onnx for the logit lens)`,
+      );
+    const needsLogits =
+      reductions.some((r) => r === "tokenEntropy" || r === "tokenLogprob") || !!capture.logitsAt?.length;
+    if (needsLogits && !this.hasLogits)
+      throw new CapabilityError(
+        ["logits"],
+        [...this.capabilities],
+        `${this.spec.key} (${this.p.decoderPath} has no logits output: an encoder without a language-model head)`,
       );
     const encoded = await this.encode(input);
     const promptLength = encoded.ids.length;
@@ -490,7 +554,7 @@ export class OrtModel implements Model {
     checkSignal(capture.signal, "forward");
     const { session, inputs: biasNames } = await this.decoderFor(capture.attentionBias);
     const fetches = [
-      "logits",
+      ...(this.hasLogits ? ["logits"] : []),
       ...(wantsAttention ? this.attentionNames : []),
       ...(reductions.includes("logitLens") ? this.hiddenNames : []),
     ];
@@ -503,6 +567,7 @@ export class OrtModel implements Model {
           [1, T],
         ),
         ...this.emptyPast(),
+        ...this.stepFeeds(T, 0),
         ...this.biasFeeds(biasNames, capture.attentionBias, T, encoded.imagePositions),
       },
       fetches,
@@ -511,8 +576,8 @@ export class OrtModel implements Model {
     const answerPositions = Int32Array.from(answerIds, (_, i) => promptLength + i);
     const queries = answerIds.length ? Array.from(answerIds, (_, i) => promptLength - 1 + i) : [promptLength - 1];
     const result: Partial<Record<Reduction, TraceTensor>> = {};
-    const logits = asFloat32(out.logits!);
-    const vocab = out.logits!.dims[2]!;
+    const logits = this.hasLogits ? asFloat32(out.logits!) : new Float32Array(0);
+    const vocab = this.hasLogits ? out.logits!.dims[2]! : 0;
     if (wantsAttention) {
       const att: R.AttentionStack = {
         layers: this.attentionNames.map((n) => asFloat32(out[n]!)),

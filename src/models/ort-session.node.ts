@@ -1,5 +1,5 @@
-import { readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { readdir, readFile } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
 import * as ort from "onnxruntime-node";
 import { MissingFileError, wrapOrtSession, type FileSource, type SessionFactory } from "./session.ts";
 
@@ -17,15 +17,15 @@ export const nodeSessions: SessionFactory = async (bytes) => {
 };
 
 /**
- * Reads model files from a folder on disk. Paths that try to leave the
- * folder are refused.
+ * Reads model files from a folder on disk, and lists them (so the layout is
+ * found without reading a file). Paths that try to leave the folder are refused.
  *
  * @example
  * await nodeFiles("models/tiny-vlm")("config.json") // → Uint8Array(…)
  */
 export function nodeFiles(folder: string): FileSource {
   const root = resolve(folder);
-  return async (path) => {
+  const read = async (path: string) => {
     const file = resolve(join(root, path));
     if (!file.startsWith(root + "/")) throw new Error(`model file path '${path}' leaves the model folder`);
     try {
@@ -35,4 +35,18 @@ export function nodeFiles(folder: string): FileSource {
       throw error;
     }
   };
+  const list = async () => {
+    // A model folder is shallow (config files, onnx/); two levels is all transformers.js reads.
+    const out: string[] = [];
+    const walk = async (dir: string, depth: number) => {
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isFile()) out.push(relative(root, path));
+        else if (entry.isDirectory() && depth < 2) await walk(path, depth + 1);
+      }
+    };
+    await walk(root, 0);
+    return out.sort();
+  };
+  return Object.assign(read, { list });
 }

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import * as ort from "onnxruntime-node";
 import { describe, expect, it } from "vitest";
 import { describeAttention } from "./attention-status.ts";
+import { maxAbsDiff } from "./fixtures/max-abs-diff.ts";
 import { REPO_ROOT } from "./load.node.ts";
 import { buildOnnxModel } from "./onnx-build.ts";
 import { DTYPE } from "./onnx-read.ts";
@@ -19,13 +20,6 @@ const reference = (name: string) => JSON.parse(readFileSync(`${FIXTURES}${name}/
 const H = 2;
 const HD = 8;
 const L = 2;
-
-function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  expect(a.length).toBe(b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
-  return m;
-}
 
 const ids = (values: readonly number[]) =>
   new ort.Tensor("int64", BigInt64Array.from(values.map(BigInt)), [1, values.length]);

@@ -76,9 +76,15 @@ export type SessionFactory = (bytes: Uint8Array, options: SessionOptions) => Pro
 /**
  * Reads one model file by its path relative to the model folder
  * (`"config.json"`, `"onnx/decoder_model_merged.onnx"`). Rejects with a
- * `MissingFileError` when the file does not exist.
+ * `MissingFileError` when the file does not exist. A source that can list
+ * its files (a folder, dropped files) says so with `list`, so finding a
+ * model's files reads nothing.
  */
-export type FileSource = (path: string) => Promise<Uint8Array>;
+export interface FileSource {
+  (path: string): Promise<Uint8Array>;
+  /** Every file path under the model folder, relative to it (`"onnx/model.onnx"`). */
+  list?(): Promise<readonly string[]>;
+}
 
 /** Thrown by a `FileSource` for a file that is not there. */
 export class MissingFileError extends Error {

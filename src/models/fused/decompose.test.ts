@@ -1,5 +1,6 @@
 import * as ort from "onnxruntime-node";
 import { describe, expect, it } from "vitest";
+import { maxAbsDiff } from "../fixtures/max-abs-diff.ts";
 import { discoverAttention, editAttention } from "../attention-graph.ts";
 import { buildOnnxModel, type ValueSpec } from "../onnx-build.ts";
 import { DTYPE, readOnnxGraph } from "../onnx-read.ts";
@@ -63,13 +64,10 @@ function fusedModel(c: OpCase): Uint8Array {
   });
 }
 
-function maxAbsDiff(a: ort.Tensor, b: ort.Tensor): number {
+/** The largest difference between two tensors of the same shape. */
+function tensorDiff(a: ort.Tensor, b: ort.Tensor): number {
   expect(b.dims).toEqual(a.dims);
-  const x = a.data as Float32Array;
-  const y = b.data as Float32Array;
-  let m = 0;
-  for (let i = 0; i < x.length; i++) m = Math.max(m, Math.abs(x[i]! - y[i]!));
-  return m;
+  return maxAbsDiff(a.data as Float32Array, b.data as Float32Array);
 }
 
 /** Runs the fused op and its decomposition on the same inputs; returns the decomposition's report. */
@@ -85,7 +83,7 @@ async function oracle(c: OpCase, seed = 1, tolerance = 2e-5) {
   const [a, b] = await Promise.all([ort.InferenceSession.create(fused), ort.InferenceSession.create(bytes)]);
   const [ra, rb] = await Promise.all([a.run(feeds), b.run(feeds)]);
   for (const name of c.outputs.filter(Boolean))
-    expect(maxAbsDiff(ra[name]!, rb[name]!), name).toBeLessThanOrEqual(tolerance);
+    expect(tensorDiff(ra[name]!, rb[name]!), name).toBeLessThanOrEqual(tolerance);
   // The decomposed graph has one attention softmax the tap returns, rows summing to 1.
   const discovery = discoverAttention(readOnnxGraph(bytes));
   expect(discovery.softmaxes).toHaveLength(1);
@@ -355,7 +353,7 @@ describe("MultiHeadAttention, decomposed, equals ONNX Runtime's kernel", () => {
       },
       "packed KV",
     );
-    expect(maxAbsDiff(separate.outputs.output!, packed.output!)).toBeLessThanOrEqual(2e-5);
+    expect(tensorDiff(separate.outputs.output!, packed.output!)).toBeLessThanOrEqual(2e-5);
   });
 
   it("packed QKV [B, S, N, 3, h], against the kernel on the same query/key/value unpacked", async () => {
@@ -379,7 +377,7 @@ describe("MultiHeadAttention, decomposed, equals ONNX Runtime's kernel", () => {
       },
       "packed QKV",
     );
-    expect(maxAbsDiff(separate.outputs.output!, packed.output!)).toBeLessThanOrEqual(2e-5);
+    expect(tensorDiff(separate.outputs.output!, packed.output!)).toBeLessThanOrEqual(2e-5);
   });
 });
 

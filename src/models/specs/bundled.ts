@@ -8,11 +8,15 @@ import { inferSpec } from "./infer.ts";
 /**
  * A bundled model's spec: read from the config files the forge ships beside
  * its weights (so a re-forged model never disagrees with its spec), plus what
- * the forge guarantees about the export — hidden states and an lm_head for the
- * logit lens. A test checks the numbers against the ONNX graphs themselves.
+ * the forge guarantees about the export — attention outputs (unfused, so the
+ * bias edit reaches them too), hidden states and an lm_head for the logit
+ * lens. A test checks the numbers and capabilities against the ONNX graphs themselves.
  */
 function bundled(spec: ModelSpec): ModelSpec {
-  return { ...spec, capabilities: new Set([...spec.capabilities, "hidden_states"]) };
+  return {
+    ...spec,
+    capabilities: new Set([...spec.capabilities, "attention", "attention_write", "hidden_states"]),
+  };
 }
 
 /** The models shipped in `models/` (made by `models/forge`). */
