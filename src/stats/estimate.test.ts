@@ -18,11 +18,14 @@ describe("estimate", () => {
       expectClose(r.mean, expected.mean, 1e-9, 1e-14, `${label} mean`);
       if (expected.se === null) expect(r.se).toBeNull();
       else expectClose(r.se!, expected.se, 1e-9, 1e-14, `${label} se`);
+      if (expected.df !== undefined) expectClose(r.df!, expected.df, 1e-9, 0, `${label} df`);
       if (expected.lo === null) {
         expect([r.lo, r.hi]).toEqual([-Infinity, Infinity]);
       } else {
-        expectClose(r.lo, expected.lo, 1e-9, 1e-14, `${label} lo`);
-        expectClose(r.hi, expected.hi!, 1e-9, 1e-14, `${label} hi`);
+        // A clustered interval uses a t quantile at a fractional df: stdlib and SciPy agree to about 1e-9 there.
+        const rel = expected.method === "clustered" ? 1e-8 : 1e-9;
+        expectClose(r.lo, expected.lo, rel, 1e-14, `${label} lo`);
+        expectClose(r.hi, expected.hi!, rel, 1e-14, `${label} hi`);
       }
     }
   });
@@ -39,8 +42,23 @@ describe("estimate", () => {
     expect(estimate(x, ["a", "b", "c", "d", "e", "f"]).method).toBe("wilson");
     const r = estimate(x, ["a", "a", "b", "b", "c", "c"]);
     expect(r.method).toBe("clustered");
-    expect(r.se).toBe(clusteredSE(x, ["a", "a", "b", "b", "c", "c"]));
+    // CR2 for three equal clusters is CR0 × √(G/(G − 1)), on G − 1 = 2 df
+    expect(r.se).toBeCloseTo(clusteredSE(x, ["a", "a", "b", "b", "c", "c"]) * Math.sqrt(3 / 2), 12);
+    expect(r).toMatchObject({ clusters: 3, warning: expect.stringMatching(/^only 3 clusters/) });
+    expect(r.df).toBeCloseTo(2, 10);
     expect(estimate([0.2, 0.5, 0.9]).method).toBe("clt");
+  });
+
+  it("stays inside [0, 1] for clustered 0/1 scores near the edge, and refuses to guess from one cluster", () => {
+    const x = [1, 1, 1, 1, 1, 1, 1, 1, 1, 0];
+    const g = ["a", "a", "b", "b", "c", "c", "d", "d", "e", "e"];
+    const r = estimate(x, g);
+    expect(r.lo).toBeGreaterThan(0.4);
+    expect(r.hi).toBeLessThanOrEqual(1);
+    expect(r.hi).toBeGreaterThan(0.9);
+    const one = estimate([1, 0, 1], ["a", "a", "a"]);
+    expect(one).toMatchObject({ method: "clustered", se: null, lo: -Infinity, hi: Infinity, clusters: 1 });
+    expect(one.warning).toMatch(/one cluster/);
   });
 
   it("clips to bounds and checks values against them", () => {

@@ -1,5 +1,5 @@
-import { clusteredSEOf } from "./clustered-se.ts";
-import { zCritical } from "./distributions.ts";
+import { clusterMeanOf } from "./cluster-mean.ts";
+import { tQuantile, zCritical } from "./distributions.ts";
 import { meanSE } from "./mean-se.ts";
 import { clusterIndex, finite, hasSharedCluster, isBinary, numbers, openUnit, options } from "./validate.ts";
 import { wilson } from "./wilson.ts";
@@ -20,11 +20,30 @@ export interface Estimate {
   hi: number;
   /** How the interval was made. */
   method: "wilson" | "clt" | "clustered";
+  /** Clustered: the number of clusters and the Bell–McCaffrey degrees of freedom of the t quantile used. */
+  clusters?: number;
+  df?: number;
+  /** Set when the interval rests on few clusters (fewer than {@link FEW_CLUSTERS}). */
+  warning?: string;
+}
+
+/** Below this many clusters a clustered interval carries a warning: its coverage depends on small-sample corrections. */
+export const FEW_CLUSTERS = 20;
+
+/** The warning a clustered interval over `groups` clusters carries, or undefined when there are enough. */
+export function fewClustersWarning(groups: number): string | undefined {
+  return groups < FEW_CLUSTERS
+    ? `only ${groups} clusters: the interval uses small-sample corrections (CR2, Bell–McCaffrey df) and is approximate; its coverage was measured at about 92–95% with 5–10 clusters`
+    : undefined;
 }
 
 /**
  * What is this run's score, and how sure are we? Picks the interval that fits the data:
- * - `clustered` when some cluster holds more than one case: mean ± z·clusteredSE;
+ * - `clustered` when some cluster holds more than one case: the CR2 standard error with
+ *   Bell–McCaffrey degrees of freedom (see `clusterMean`); for 0/1 values a Wilson interval at
+ *   the effective sample size n_eff = p̂(1 − p̂)/se² (at most n) with the t quantile on those df
+ *   (Korn & Graubard 1998), so it stays inside [0, 1] and behaves near 0 and 1; otherwise
+ *   mean ± t·se. Under 20 clusters it carries a warning;
  * - `wilson` when every value is 0 or 1 (se = √(p̂(1 − p̂)/n), the binomial SE);
  * - `clt` otherwise: mean ± z·(sample sd/√n).
  * With `bounds`, the interval is clipped to them; with one non-binary case there is no
@@ -65,8 +84,36 @@ export function estimate(
   if (clusters !== undefined) {
     const { index, sizes, groups } = clusterIndex(fn, clusters, n);
     if (hasSharedCluster(sizes)) {
-      const cse = clusteredSEOf(x, index, groups);
-      return { n, mean, se: cse, lo: clip(mean - z * cse), hi: clip(mean + z * cse), method: "clustered" };
+      if (groups === 1)
+        return {
+          n,
+          mean,
+          se: null,
+          lo: lower,
+          hi: upper,
+          method: "clustered",
+          clusters: 1,
+          warning: "one cluster: its cases are not independent, so nothing can be said about the spread",
+        };
+      const c = clusterMeanOf(x, index, sizes, groups);
+      const t = tQuantile(1 - (1 - confidence) / 2, c.df);
+      const warning = fewClustersWarning(groups);
+      const base = { n, mean, se: c.se, method: "clustered", clusters: groups, df: c.df } as const;
+      if (isBinary(x)) {
+        // Korn & Graubard: Wilson at the effective sample size; no spread (p̂ = 0 or 1, se = 0) keeps n.
+        const spread = mean * (1 - mean);
+        const nEff = spread > 0 && c.se > 0 ? Math.min(n, spread / (c.se * c.se)) : n;
+        const den = 1 + (t * t) / nEff;
+        const centre = (mean + (t * t) / (2 * nEff)) / den;
+        const half = (t * Math.sqrt(spread / nEff + (t * t) / (4 * nEff * nEff))) / den;
+        return {
+          ...base,
+          lo: clip(Math.max(0, centre - half)),
+          hi: clip(Math.min(1, centre + half)),
+          ...(warning ? { warning } : {}),
+        };
+      }
+      return { ...base, lo: clip(mean - t * c.se), hi: clip(mean + t * c.se), ...(warning ? { warning } : {}) };
     }
   }
   if (isBinary(x)) {

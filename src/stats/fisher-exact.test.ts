@@ -16,6 +16,21 @@ describe("fisherExact", () => {
     }
   });
 
+  it("one-sided: matches scipy.stats.fisher_exact(alternative='greater' | 'less')", () => {
+    const fx = loadFixture<[number[][], "greater" | "less"], number>("fisherExactOneSided");
+    for (const { args, expected } of fx.cases)
+      expectClose(fisherExact(args[0], args[1]).p, expected, 1e-9, 1e-300, `fisherExact(${JSON.stringify(args)})`);
+    expect(() =>
+      fisherExact(
+        [
+          [1, 2],
+          [3, 4],
+        ],
+        "up" as never,
+      ),
+    ).toThrow(/^fisherExact\(\): alternative must be/);
+  });
+
   it("gives the worked example", () => {
     const r = fisherExact([
       [8, 2],

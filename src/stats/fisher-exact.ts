@@ -1,4 +1,4 @@
-import { count } from "./validate.ts";
+import { count, show } from "./validate.ts";
 
 /** Relative tolerance for "as probable as the observed table" (R's and recent SciPy's 1 + 1e-7). */
 const REL_TOL = 1e-7;
@@ -10,13 +10,22 @@ const REL_TOL = 1e-7;
  * tolerance of 1e-7). `oddsRatio` is the sample odds ratio ad/(bc): Infinity when bc = 0
  * < ad, and null when a row or column is empty (the p-value is then 1).
  *
+ * With `alternative` "greater" the p-value is one-sided, P(A ≥ a) (an odds ratio above 1:
+ * the row-1 outcome-1 cell larger than chance), "less" P(A ≤ a) — what a test in a direction
+ * stated beforehand uses (`scipy.stats.fisher_exact(alternative=…)`).
+ *
  * Probabilities are built by the ratio recurrence of the hypergeometric pmf outward
  * from the mode, so huge counts neither overflow nor lose relative accuracy.
  *
- * @example fisherExact([[8, 2], [1, 5]]) // { p: 0.03497, oddsRatio: 20 }
+ * @example fisherExact([[8, 2], [1, 5]]) // { p: 0.03497, oddsRatio: 20 }; with "greater": { p: 0.02448, oddsRatio: 20 }
  */
-export function fisherExact(table: readonly (readonly number[])[]): { p: number; oddsRatio: number | null } {
+export function fisherExact(
+  table: readonly (readonly number[])[],
+  alternative: "two-sided" | "greater" | "less" = "two-sided",
+): { p: number; oddsRatio: number | null } {
   const fn = "fisherExact";
+  if (alternative !== "two-sided" && alternative !== "greater" && alternative !== "less")
+    throw new RangeError(`${fn}(): alternative must be "two-sided", "greater" or "less", got ${show(alternative)}`);
   if (
     !Array.isArray(table) ||
     table.length !== 2 ||
@@ -57,7 +66,8 @@ export function fisherExact(table: readonly (readonly number[])[]): { p: number;
   // Summing smallest-first on each side keeps the sums accurate.
   for (let i = 0; i < w.length; i++) {
     total += w[i]!;
-    if (w[i]! <= observed) tail += w[i]!;
+    const x = lo + i;
+    if (alternative === "two-sided" ? w[i]! <= observed : alternative === "greater" ? x >= a : x <= a) tail += w[i]!;
   }
   return { p: Math.min(1, tail / total), oddsRatio };
 }

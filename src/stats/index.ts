@@ -7,13 +7,15 @@
 export { wilson } from "./wilson.ts";
 export { meanSE } from "./mean-se.ts";
 export { clusteredSE } from "./clustered-se.ts";
-export { estimate, type Estimate, type EstimateOptions } from "./estimate.ts";
+export { clusterMean, type ClusterMean, type ClusterMeanOptions } from "./cluster-mean.ts";
+export { estimate, FEW_CLUSTERS, type Estimate, type EstimateOptions } from "./estimate.ts";
 export { passHatK } from "./pass-hat-k.ts";
 
 // Paired comparisons
 export { mcnemar } from "./mcnemar.ts";
 export { newcombePaired } from "./newcombe-paired.ts";
 export { pairedBootstrap, type BootstrapOptions, type BootstrapResult } from "./paired-bootstrap.ts";
+export { adjustedPaired, type AdjustedPairedOptions } from "./adjusted-paired.ts";
 export { comparePaired, type Comparison, type CompareOptions } from "./compare-paired.ts";
 
 // Association tests (signal vs failure)
@@ -21,6 +23,7 @@ export { fisherExact } from "./fisher-exact.ts";
 export { mannWhitneyU } from "./mann-whitney-u.ts";
 export { spearman } from "./spearman.ts";
 export { friedman } from "./friedman.ts";
+export { clusterAssociation, type ClusterAssociation, type ClusterAssociationOptions } from "./cluster-association.ts";
 
 // e-values and multiplicity
 export { eValueBinomial, logEValueBinomial, type EValueOptions } from "./e-value-binomial.ts";

@@ -47,11 +47,43 @@ export function bootstrapSettings(
   return { replicates, seed, confidence, expanded: o.expanded ?? true };
 }
 
-// One replicate per call: small hot functions get optimised by the JIT as a whole.
-function resampledMean(rng: RandomGenerator, d: Float64Array, n: number, threshold: number): number {
-  let s = 0;
-  for (let i = 0; i < n; i++) s += d[drawIndex(rng, n, threshold)]!;
-  return s / n;
+const TWO_32 = 4294967296;
+const INV_TWO_32 = 1 / TWO_32;
+
+/**
+ * All R unclustered replicates in one loop, with pure-rand's xoroshiro128+ step written inline
+ * on local state (the same 32-bit outputs as `rng.next()`, so the same answers) and the draw of
+ * `drawIndex`: the per-draw method call and property traffic were most of the bootstrap's time.
+ */
+function resampledMeans(rng: RandomGenerator, d: Float64Array, n: number, R: number, means: Float64Array): void {
+  const state = (rng as unknown as { getState(): readonly number[] }).getState();
+  let s01 = state[0]! | 0;
+  let s00 = state[1]! | 0;
+  let s11 = state[2]! | 0;
+  let s10 = state[3]! | 0;
+  const threshold = rejectBelow(n);
+  for (let r = 0; r < R; r++) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      let idx: number;
+      for (;;) {
+        const out = (s00 + s10) | 0;
+        const a0 = s10 ^ s00;
+        const a1 = s11 ^ s01;
+        const t00 = s00;
+        const t01 = s01;
+        s00 = (t00 << 24) ^ (t01 >>> 8) ^ a0 ^ (a0 << 16);
+        s01 = (t01 << 24) ^ (t00 >>> 8) ^ a1 ^ ((a1 << 16) | (a0 >>> 16));
+        s10 = (a1 << 5) ^ (a0 >>> 27);
+        s11 = (a0 << 5) ^ (a1 >>> 27);
+        const m = (out >>> 0) * n;
+        idx = Math.floor(m * INV_TWO_32);
+        if (m - idx * TWO_32 >= threshold) break;
+      }
+      sum += d[idx]!;
+    }
+    means[r] = sum / n;
+  }
 }
 
 function resampledClusterMean(
@@ -125,8 +157,7 @@ export function pairedBootstrap(
 
   let units = n;
   if (clusters === undefined) {
-    const threshold = rejectBelow(n);
-    for (let r = 0; r < R; r++) means[r] = resampledMean(rng, d, n, threshold);
+    resampledMeans(rng, d, n, R, means);
   } else {
     const { index, sizes, groups } = clusterIndex(fn, clusters, n);
     const sums = new Float64Array(groups);

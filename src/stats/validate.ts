@@ -7,7 +7,8 @@
 /** Labels that group cases into clusters (same label = same cluster). */
 export type ClusterLabels = ArrayLike<string | number>;
 
-function show(x: unknown): string {
+/** A short, safe description of any value for an error message. */
+export function show(x: unknown): string {
   if (typeof x === "string") return JSON.stringify(x);
   if (typeof x === "number" || typeof x === "bigint" || typeof x === "boolean") return String(x);
   if (x === null || x === undefined) return String(x);
