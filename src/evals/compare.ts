@@ -169,6 +169,8 @@ export function compareRuns(baseline: RunView, candidate: RunView, options: Comp
 const pts = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}`;
 const METHOD: Record<Comparison["method"], string> = {
   "mcnemar-newcombe": "exact McNemar, Newcombe interval",
+  "adjusted-t": "paired t, Agresti–Min adjusted",
+  "cluster-t": "cluster-robust t, CR2 + Bell–McCaffrey df; unit: cluster",
   bootstrap: "paired bootstrap",
   "cluster-bootstrap": "cluster bootstrap",
 };
@@ -318,6 +320,7 @@ export function comparisonWarnings(a: RunView, b: RunView, comparison: RunCompar
     warnings.push(
       `compared on ${shared} shared case(s); ${onlyBaseline} only in ${a.id}, ${onlyCandidate} only in ${b.id}`,
     );
+  for (const t of comparison.tests) if (t.warning) warnings.push(`${t.metric}: ${t.warning}`);
   return warnings;
 }
 
