@@ -26,6 +26,8 @@ export class RunDetailState {
   /** Who holds the run's writer lock when it is not this tab ("" when nobody: interrupted). */
   holder = $state<string | undefined>();
   actionFailure = $state<string | undefined>();
+  /** True from Resume until the job reports (the model may have to load first). */
+  resuming = $state(false);
   #generation = 0;
   #loading = new Set<number>();
   #lastRefresh = 0;
@@ -138,10 +140,13 @@ export class RunDetailState {
     this.actionFailure = undefined;
     const head = this.head;
     if (!head) return;
+    this.resuming = true;
     try {
       await this.#app.jobs.resume(head);
     } catch (error) {
       this.actionFailure = errorText(error);
+    } finally {
+      this.resuming = false;
     }
   }
 

@@ -1,10 +1,11 @@
+import { checkExport } from "../../../store/codec.ts";
 import type { RunExport } from "../../../store/types.ts";
 
 /** Largest run file the page reads (a 100k-case run with its dataset is ~60 MB). */
 export const MAX_RUN_FILE = 512 * 2 ** 20;
 
 /**
- * Reads a run file (the CLI's `evalrx-run` JSON) and checks its shape before
+ * Reads a run file (the CLI's `evalrx-run` JSON) and checks it whole before
  * anything is stored; throws naming what is wrong.
  *
  * @example await readRunFile(file) // { format: "evalrx-run", version: 1, run: {...}, items: [...], ... }
@@ -20,24 +21,8 @@ export async function readRunFile(file: Blob): Promise<RunExport> {
   } catch (error) {
     throw new Error(`not JSON: ${(error as Error).message}`, { cause: error });
   }
-  return checkRunExport(data);
-}
-
-/** A run file's shape, checked field by field (the store checks items and traces again as it imports them). */
-export function checkRunExport(data: unknown): RunExport {
-  const d = data as Partial<RunExport> | null;
-  if (!d || typeof d !== "object" || Array.isArray(d)) throw new Error("expected a JSON object (an exported run)");
-  if (d.format !== "evalrx-run")
-    throw new Error(`format is ${JSON.stringify(d.format)}; expected "evalrx-run" (a file written by exportRun)`);
-  if (d.version !== 1) throw new Error(`version is ${JSON.stringify(d.version)}; this app reads version 1`);
-  const run = d.run as Partial<RunExport["run"]> | undefined;
-  if (!run || typeof run !== "object") throw new Error("run is missing; expected the run's record");
-  for (const field of ["id", "kind", "dataset", "model", "status", "startedAt"] as const)
-    if (typeof run[field] !== "string" || !run[field]) throw new Error(`run.${field} is missing; expected a string`);
-  for (const field of ["items", "events", "scores", "traces"] as const)
-    if (!Array.isArray(d[field]))
-      throw new Error(`${field} is ${JSON.stringify(d[field]) ?? "missing"}; expected a list`);
-  return d as RunExport;
+  // The store's own check: every item, event and score, with the one that is wrong named.
+  return checkExport(data);
 }
 
 /** Saves JSON as a file download (no server: a blob URL, revoked once the download starts). */
