@@ -8,6 +8,8 @@ import { chromiumArgs, chromiumPath } from "./chromium.mjs";
 /** The built app served by `vite preview`, a headless system Chromium, and every off-machine request it tried. */
 export interface BrowserHarness {
   readonly url: string;
+  /** The folder the app was built into (removed on close). */
+  readonly outDir: string;
   readonly context: BrowserContext;
   /** URLs of requests to hosts other than localhost; each was aborted. */
   readonly foreignRequests: string[];
@@ -42,6 +44,7 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
   });
   return {
     url,
+    outDir,
     context,
     foreignRequests,
     async close() {
