@@ -729,7 +729,13 @@ function invalidUtf8Lines(bytes: Uint8Array): Set<number> {
   return bad;
 }
 
-function uniqueNames(names: string[]): string[] {
+/**
+ * The column names a CSV header gives the importer: empty ones numbered
+ * (`column_3`), repeated ones suffixed (`a`, `a_2`), so every column keeps a name of its own.
+ *
+ * @example uniqueNames(["a", "", "a"]) // ["a", "column_2", "a_2"]
+ */
+export function uniqueNames(names: readonly string[]): string[] {
   const seen = new Map<string, number>();
   return names.map((name, i) => {
     const base = name || `column_${i + 1}`;

@@ -27,6 +27,7 @@ export {
   importStream,
   parseJsonl,
   detectFormat,
+  uniqueNames,
   UnreadableFileError,
   type ImportBatch,
 } from "./import.ts";
