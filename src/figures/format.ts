@@ -6,24 +6,25 @@ import { format } from "d3-format";
  * value as "—" (never "NaN" or "0"), so a bug shows as a gap, not a number.
  */
 
+// `scale`: what the formatter multiplies by (points are shares × 100), so a value finite only before it is a dash too.
 const guard =
-  (f: (x: number) => string) =>
+  (f: (x: number) => string, scale = 1) =>
   (x: number | null | undefined): string =>
-    x === null || x === undefined || !Number.isFinite(x) ? "—" : f(x);
+    x === null || x === undefined || !Number.isFinite(x * scale) ? "—" : f(x);
 
 /**
  * A share as a percentage with one decimal.
  *
  * @example percent(0.8754) // "87.5%"
  */
-export const percent = guard(format(".1%"));
+export const percent = guard(format(".1%"), 100);
 
 /**
  * A difference of shares in percentage points, signed.
  *
  * @example points(-0.0312) // "−3.1 pts"
  */
-export const points = guard((x) => `${format("+.1f")(x * 100)} pts`);
+export const points = guard((x) => `${format("+.1f")(x * 100)} pts`, 100);
 
 /**
  * A p-value: three decimals, or "< 0.001".
@@ -85,3 +86,21 @@ export const duration = guard((ms) => {
   if (m < 60) return `${m} min ${Math.round(s - 60 * m)} s`;
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 });
+
+/**
+ * A difference of shares as an axis tick in points: signed, no unit, no
+ * trailing zeros, and zero unsigned (the axis title says "points").
+ *
+ * @example pointsTick(-0.025) // "−2.5"
+ */
+export const pointsTick = guard((x) => {
+  const v = Math.round(x * 1e6) / 1e4; // to points, without floating dust (0.07 * 100 = 7.000000000000001)
+  return v === 0 ? "0" : format("+.2~f")(v);
+}, 1e6);
+
+/**
+ * A size of a difference in points, unsigned (a tolerance, a detectable drop).
+ *
+ * @example pointSize(0.03) // "3.0 pts"
+ */
+export const pointSize = guard((x) => `${format(".1f")(Math.abs(x) * 100)} pts`, 100);
