@@ -25,6 +25,7 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   calibrate: () => import("./commands/calibrate.ts"),
   power: () => import("./commands/power.ts"),
   data: () => import("./commands/data.ts"),
+  model: () => import("./commands/model.ts"),
 };
 
 async function loadCommand(name: string): Promise<Command | undefined> {
