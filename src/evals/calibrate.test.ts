@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newcombePaired } from "../stats/index.ts";
-import { calibrate, discordance, power } from "./calibrate.ts";
+import { calibrate, discordance, power, simulatedRuns } from "./calibrate.ts";
+import { gate, Gate } from "./gate.ts";
 import { syntheticRun, type SyntheticCase } from "./synthetic.ts";
 
 const run = (id: string, cases: SyntheticCase[], codeVersion = "abc123") =>
@@ -68,11 +69,63 @@ describe("discordance and power", () => {
     });
     expect(discordance(a, b)).toEqual({ discordance: 0.3, n: 10 });
   });
-  it("power: Connor's n = ((z₁₋α/₂√p_d + z₁₋β√(p_d − δ²)) / δ)²", () => {
-    // ((1.95996·√0.1 + 0.84162·√0.0975) / 0.05)² = 311.3… → 312
-    expect(power({ discordance: 0.1, drop: 0.05 })).toMatchObject({ n: 312, alpha: 0.05, power: 0.8 });
-    const back = power({ discordance: 0.1, n: 312 });
-    expect(back.drop).toBeLessThanOrEqual(0.05);
-    expect(back.drop).toBeGreaterThan(0.049);
+  it("power predicts the gate's own fail rate (tolerance, repeats, clusters), checked against real gate calls", () => {
+    const settings = [
+      { n: 300, drop: 0.08, tolerance: 0.03 },
+      { n: 240, drop: 0.1, tolerance: 0.03, repeats: 3, flipRate: 0.1, clusterSize: 6, icc: 0.3 },
+    ];
+    for (const st of settings) {
+      const predicted = power({ ...st, simulations: 300, seed: 3 });
+      let fails = 0;
+      const runs = 300;
+      for (let k = 0; k < runs; k++) {
+        const { baseline, candidate } = simulatedRuns(st, 10_000 + k);
+        const cluster = st.clusterSize ? { clusterField: "cluster" } : {};
+        const r = gate(
+          syntheticRun({ id: "cand", cases: candidate, ...cluster }),
+          Gate({ baseline: "base", tolerance: st.tolerance, mustPassTag: null }),
+          syntheticRun({ id: "base", cases: baseline, ...cluster }),
+        );
+        if (r.verdict === "fail") fails++;
+      }
+      const realized = fails / runs;
+      // two independent estimates of the same probability: within 3.5 combined Monte Carlo errors
+      const se = Math.sqrt((2 * realized * (1 - realized)) / runs) + 0.01;
+      expect(Math.abs(predicted.power - realized), JSON.stringify(st)).toBeLessThan(3.5 * se);
+      expect(predicted.mcError).toBeCloseTo(Math.sqrt((predicted.power * (1 - predicted.power)) / 300), 12);
+    }
+  });
+
+  it("power counts the tolerance: a drop barely above it is failed far less often than at tolerance ≈ 0", () => {
+    const strict = power({ n: 300, drop: 0.05, tolerance: 0.001, simulations: 200 });
+    const loose = power({ n: 300, drop: 0.05, tolerance: 0.03, simulations: 200 });
+    expect(strict.power).toBeGreaterThan(loose.power + 0.3);
+    expect(power({ n: 300, drop: 0.02, tolerance: 0.03, simulations: 100 }).notes[0]).toMatch(
+      /not above the tolerance/,
+    );
+  });
+
+  it("power says how many cases and repeats reach the target, and the smallest drop n cases fail", () => {
+    const r = power({ drop: 0.1, tolerance: 0.03, simulations: 200 });
+    expect(r.casesForTarget).not.toBeNull();
+    expect(r.n).toBe(r.casesForTarget);
+    expect(r.power).toBeGreaterThanOrEqual(0.8);
+    const below = r.curve.filter((p) => p.n < r.casesForTarget!);
+    expect(below.every((p) => p.power < 0.8)).toBe(true);
+    expect(r.summary).toMatch(/cases reach 80%/);
+    const d = power({ n: 400, tolerance: 0.03, simulations: 200 });
+    expect(d.drop).toBeGreaterThan(0.03);
+    expect(d.drop).toBeLessThan(0.2);
+    const flaky = power({ n: 200, drop: 0.1, tolerance: 0.03, flipRate: 0.2, simulations: 200 });
+    expect(flaky.method).toBe("mcnemar-newcombe");
+    expect(power({ n: 200, drop: 0.1, repeats: 3, flipRate: 0.2, simulations: 100 }).method).toBe("adjusted-t");
+  });
+
+  it("power refuses inputs it cannot simulate, naming them", () => {
+    expect(() => power({ n: 100 })).not.toThrow();
+    expect(() => power({})).toThrow(/give drop .* or n/);
+    expect(() => power({ drop: 0.05, n: 100, flipRate: 0.7 })).toThrow(/flipRate 0.7 is not in \[0, 0.5\]/);
+    expect(() => power({ drop: 0.05, n: 100, passRate: 0.95, flipRate: 0.2 })).toThrow(/cannot go with passRate/);
+    expect(() => power({ drop: 0.05, n: 100, repeats: 0 })).toThrow(/repeats 0/);
   });
 });

@@ -1,11 +1,11 @@
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
-import { detectableDrop, pairedSampleSize } from "../stats/index.ts";
 import { seededRng } from "../stats/rng.ts";
-import { pairedTest, sharedCases } from "./compare.ts";
+import { pairedTest, sharedCases, toleranceVerdict } from "./compare.ts";
 import { comparability } from "./fingerprint.ts";
 import { metricValue, type RunView } from "./run-view.ts";
 import { hashSeed } from "./run.ts";
 import { quantile } from "./summary.ts";
+import type { SyntheticCase } from "./synthetic.ts";
 import { PASS_METRIC } from "./types.ts";
 
 export interface CalibrateOptions {
@@ -240,52 +240,367 @@ export function discordance(a: RunView, b: RunView): { discordance: number; n: n
   return { discordance: sum / n, n };
 }
 
+/** Candidate sample sizes `power` searches over (cases), refined by bisection between the two that bracket the target. */
+const N_GRID = [20, 30, 50, 75, 100, 150, 200, 300, 400, 600, 800, 1000, 1500, 2000, 3000, 5000, 10000, 20000];
+/** Repeats `power` tries when it says how many reach the target. */
+const REPEATS_GRID = [1, 2, 3, 5, 8];
+
 export interface PowerInput {
-  /** Share of cases on which two runs disagree (see `discordance`). */
-  readonly discordance: number;
-  /** The drop to detect; give it to get the cases needed. */
+  /** The drop in pass rate to detect (e.g. 0.05 for five points); without it, the smallest drop `n` cases detect. */
   readonly drop?: number;
-  /** The cases available; give it (without `drop`) to get the smallest detectable drop. */
+  /** Shared unchanged cases the gate compares (default: searched, the fewest that reach `power`). */
   readonly n?: number;
+  /** The gate's tolerance: it fails a run when the interval lies entirely below −tolerance (default 0.03). */
+  readonly tolerance?: number;
+  /** Repeats (trials) per case in each run (default 1). */
+  readonly repeats?: number;
+  /** The baseline's pass rate (default 0.8). */
+  readonly passRate?: number;
+  /** P(two trials of one case disagree) — `calibrate`'s flipRate (default 0: every case deterministic). */
+  readonly flipRate?: number;
+  /** The share of cases two runs of the same code disagree on; read as the flip rate when that is not given. */
+  readonly discordance?: number;
+  /** Cases per cluster (default 1: independent cases), e.g. questions per image. */
+  readonly clusterSize?: number;
+  /** Within-cluster correlation of which cases pass and which break (default 0.3 with clusters, else 0). */
+  readonly icc?: number;
+  /** Measured per-case pass rates of the baseline (replace passRate and flipRate), e.g. from `runView` trials. */
+  readonly caseRates?: readonly number[];
+  /** The clusters of `caseRates`' cases. */
+  readonly clusters?: readonly string[];
+  /** The gate's α: its interval is at 1 − α (default 0.05). */
   readonly alpha?: number;
+  /** The power wanted (default 0.8). */
   readonly power?: number;
+  /** Simulated gates per power estimate (default 400). */
+  readonly simulations?: number;
+  readonly seed?: number;
 }
 
 export interface PowerResult {
-  readonly discordance: number;
-  readonly alpha: number;
+  /** P(the gate fails the candidate) at `n` cases and `drop`, by simulation. */
   readonly power: number;
-  /** Paired cases needed to detect `drop` (Connor 1987). */
+  /** Monte Carlo standard error of `power`. */
+  readonly mcError: number;
   readonly n: number;
   readonly drop: number;
+  readonly tolerance: number;
+  readonly repeats: number;
+  readonly alpha: number;
+  /** The power asked for. */
+  readonly target: number;
+  /** Fewest cases whose simulated gate reaches `target` (null: not within 20,000). */
+  readonly casesForTarget: number | null;
+  /** Fewest repeats (of 1, 2, 3, 5, 8) that reach `target` at `n` cases (null: none does). */
+  readonly repeatsForTarget: number | null;
+  /** The test the gate runs on such runs (comparePaired's method). */
+  readonly method: string;
+  readonly simulations: number;
+  /** Power at the sample sizes tried, for a curve. */
+  readonly curve: readonly { readonly n: number; readonly power: number }[];
   readonly summary: string;
+  readonly notes: string[];
+}
+
+/** The pair-of-runs model `power` simulates, resolved from its input. */
+interface PowerModel {
+  readonly n: number;
+  readonly drop: number;
+  readonly tolerance: number;
+  readonly repeats: number;
+  readonly alpha: number;
+  readonly passRate: number;
+  /** Share of flaky cases (pass probability ½); the others pass always or never. */
+  readonly flaky: number;
+  readonly clusterSize: number;
+  readonly icc: number;
+  readonly caseRates?: readonly number[];
+  readonly clusters?: readonly string[];
 }
 
 /**
- * How many paired cases does a drop need, or what drop can n cases see?
- * McNemar's sample size (Connor 1987) from the discordance two runs show.
+ * One simulated pair of runs (baseline, candidate) under `model`, trial by trial. Each case is
+ * flaky (passes with probability ½) or deterministic (always / never); the candidate breaks
+ * each baseline case with probability drop/passRate, so its pass rate is passRate − drop;
+ * within a cluster both draws are shared with probability √icc, so cases of one cluster pass
+ * and break together. `visit` gets each case's cluster and its trials in both runs.
+ */
+function simulateTrials(
+  model: PowerModel,
+  u: () => number,
+  visit: (i: number, cluster: string | undefined, a: Uint8Array, b: Uint8Array) => void,
+): void {
+  const rates = model.caseRates;
+  const n = rates ? rates.length : model.n;
+  const size = Math.max(1, model.clusterSize);
+  const share = Math.sqrt(Math.max(0, Math.min(1, model.icc)));
+  const base = rates ? rates.reduce((x, y) => x + y, 0) / Math.max(1, n) : model.passRate;
+  const breakP = base > 0 ? Math.min(1, model.drop / base) : 0;
+  const stable = model.flaky < 1 ? (model.passRate - 0.5 * model.flaky) / (1 - model.flaky) : 0;
+  const clustered = rates ? model.clusters !== undefined : size > 1;
+  const clusterOf = (i: number) => (rates ? (model.clusters?.[i] ?? `c${i}`) : `c${Math.floor(i / size)}`);
+  const ta = new Uint8Array(model.repeats);
+  const tb = new Uint8Array(model.repeats);
+  let sharedType = 0;
+  let sharedBreak = 0;
+  let current = "";
+  for (let i = 0; i < n; i++) {
+    const g = clusterOf(i);
+    if (g !== current) {
+      current = g;
+      sharedType = u();
+      sharedBreak = u();
+    }
+    let p: number;
+    if (rates) p = rates[i]!;
+    else {
+      const t = share > 0 && u() < share ? sharedType : u();
+      p = t < model.flaky ? 0.5 : (t - model.flaky) / Math.max(1e-12, 1 - model.flaky) < stable ? 1 : 0;
+    }
+    const broken = (share > 0 && u() < share ? sharedBreak : u()) < breakP;
+    const q = broken ? 0 : p;
+    for (let r = 0; r < model.repeats; r++) {
+      ta[r] = u() < p ? 1 : 0;
+      tb[r] = u() < q ? 1 : 0;
+    }
+    visit(i, clustered ? g : undefined, ta, tb);
+  }
+}
+
+/** Per case the share of passing trials in each run (what the gate compares), and the clusters. */
+function simulateRunPair(
+  model: PowerModel,
+  u: () => number,
+): { a: number[]; b: number[]; clusters: string[] | undefined } {
+  const n = model.caseRates ? model.caseRates.length : model.n;
+  const a = new Array<number>(n);
+  const b = new Array<number>(n);
+  let clusters: string[] | undefined;
+  simulateTrials(model, u, (i, cluster, ta, tb) => {
+    let ka = 0;
+    let kb = 0;
+    for (let r = 0; r < ta.length; r++) {
+      ka += ta[r]!;
+      kb += tb[r]!;
+    }
+    a[i] = ka / ta.length;
+    b[i] = kb / tb.length;
+    if (cluster !== undefined) (clusters ??= new Array<string>(n))[i] = cluster;
+  });
+  return { a, b, clusters };
+}
+
+/**
+ * Two synthetic runs drawn from the model `power` simulates (for checking its predictions
+ * against real `gate` calls, in tests and `bench:validity`): the cases of the baseline and of
+ * the candidate, trial by trial, with their clusters.
  *
- * @example power({ discordance: 0.1, drop: 0.05 }) // { n: 312, … }
+ * @example simulatedRuns({ n: 200, drop: 0.05, repeats: 3 }, 1).candidate[0] // { id: "c0", pass: [1, 1, 1] }
+ */
+export function simulatedRuns(
+  input: PowerInput & { readonly n: number; readonly drop: number },
+  seed: number,
+): { baseline: SyntheticCase[]; candidate: SyntheticCase[] } {
+  const model = resolveModel(input, input.n, input.drop);
+  const rng = seededRng("simulatedRuns", seed);
+  const baseline: SyntheticCase[] = [];
+  const candidate: SyntheticCase[] = [];
+  simulateTrials(
+    model,
+    () => uniformFloat64(rng),
+    (i, cluster, ta, tb) => {
+      const c = cluster !== undefined ? { cluster } : {};
+      baseline.push({ id: `c${i}`, pass: Array.from(ta) as (0 | 1)[], ...c });
+      candidate.push({ id: `c${i}`, pass: Array.from(tb) as (0 | 1)[], ...c });
+    },
+  );
+  return { baseline, candidate };
+}
+
+/** The simulated model for `input` at n cases and a given drop (inputs already checked by `power`). */
+function resolveModel(input: PowerInput, n: number, drop: number): PowerModel {
+  const clusterSize = input.clusterSize ?? 1;
+  return {
+    n,
+    drop,
+    tolerance: input.tolerance ?? 0.03,
+    repeats: input.repeats ?? 1,
+    alpha: input.alpha ?? 0.05,
+    passRate: input.caseRates
+      ? input.caseRates.reduce((x, y) => x + y, 0) / input.caseRates.length
+      : (input.passRate ?? 0.8),
+    flaky: 2 * (input.flipRate ?? input.discordance ?? 0),
+    clusterSize,
+    icc: input.icc ?? (clusterSize > 1 || input.clusters ? 0.3 : 0),
+    ...(input.caseRates ? { caseRates: input.caseRates } : {}),
+    ...(input.clusters ? { clusters: input.clusters } : {}),
+  };
+}
+
+/** The share of simulated gates that fail the candidate, and the test they ran. */
+function simulatedPower(model: PowerModel, simulations: number, seed: number): { power: number; method: string } {
+  const rng = seededRng("power", seed);
+  const u = () => uniformFloat64(rng);
+  let fails = 0;
+  let method = "";
+  for (let s = 0; s < simulations; s++) {
+    const { a, b, clusters } = simulateRunPair(model, u);
+    const t = pairedTest(a, b, clusters, 1 - model.alpha, { bootstrap: 500, seed: s });
+    method = t.method;
+    if (toleranceVerdict(t.lo, t.hi, model.tolerance) === "fail") fails++;
+  }
+  return { power: fails / simulations, method };
+}
+
+/**
+ * How likely is the gate to fail a candidate that really dropped, and how many cases (or
+ * repeats) does it take? By simulation of the gate's own rule: pairs of runs are drawn (see
+ * `simulateRunPair`: flaky and deterministic cases, repeats, clusters), each pair goes through
+ * the comparison the gate runs (`pairedTest` at 1 − α: McNemar/Newcombe, the adjusted t, or
+ * the cluster-robust t), and the candidate counts as failed when the interval lies entirely
+ * below −tolerance — exactly `gate`'s verdict. Power is the share failed, with its Monte Carlo
+ * error; the fewest cases reaching `power` are found on a grid refined by bisection (the same
+ * seed at every n, so the curve is smooth), and the fewest repeats at `n` cases. A drop no
+ * larger than the tolerance is never failed on purpose: power stays near 0 there.
+ *
+ * @example power({ drop: 0.08, tolerance: 0.03, n: 400 })
+ *   // { power: 0.63, mcError: 0.024, casesForTarget: 520, repeatsForTarget: null, method: "mcnemar-newcombe", … }
  */
 export function power(input: PowerInput): PowerResult {
   const alpha = input.alpha ?? 0.05;
-  const pw = input.power ?? 0.8;
-  const { discordance } = input;
-  let n: number;
-  let drop: number;
-  if (input.drop !== undefined) {
-    drop = input.drop;
-    n = pairedSampleSize({ discordance, drop, alpha, power: pw });
-  } else if (input.n !== undefined) {
-    n = input.n;
-    drop = detectableDrop({ n, discordance, alpha, power: pw });
-  } else throw new Error("power: give drop (to get the cases needed) or n (to get the detectable drop)");
+  const target = input.power ?? 0.8;
+  const tolerance = input.tolerance ?? 0.03;
+  const repeats = input.repeats ?? 1;
+  const simulations = input.simulations ?? 400;
+  const seed = input.seed ?? 1;
+  const passRate = input.passRate ?? 0.8;
+  const flipRate = input.flipRate ?? input.discordance ?? 0;
+  const clusterSize = input.clusterSize ?? 1;
+  const check = (ok: boolean, what: string) => {
+    if (!ok) throw new RangeError(`power: ${what}`);
+  };
+  check(alpha > 0 && alpha < 1, `alpha ${alpha} is not in (0, 1); e.g. 0.05`);
+  check(target > 0 && target < 1, `power ${target} is not in (0, 1); e.g. 0.8`);
+  check(tolerance >= 0 && tolerance < 1, `tolerance ${tolerance} is not in [0, 1); e.g. 0.03 for three points`);
+  check(Number.isInteger(repeats) && repeats >= 1, `repeats ${repeats} must be a whole number ≥ 1`);
+  check(Number.isInteger(simulations) && simulations >= 20, `simulations ${simulations} must be a whole number ≥ 20`);
+  check(passRate > 0 && passRate <= 1, `passRate ${passRate} is not in (0, 1]; e.g. 0.8`);
+  check(
+    flipRate >= 0 && flipRate <= 0.5,
+    `flipRate ${flipRate} is not in [0, 0.5] (two trials of one case disagree at most half the time)`,
+  );
+  check(Number.isInteger(clusterSize) && clusterSize >= 1, `clusterSize ${clusterSize} must be a whole number ≥ 1`);
+  const flaky = 2 * flipRate;
+  check(
+    0.5 * flaky <= passRate + 1e-12 && passRate - 0.5 * flaky <= 1 - flaky + 1e-12,
+    `flipRate ${flipRate} cannot go with passRate ${passRate}: flaky cases pass half the time, so the pass rate must lie in [${(0.5 * flaky).toFixed(3)}, ${(1 - 0.5 * flaky).toFixed(3)}]`,
+  );
+  const icc = input.icc ?? (clusterSize > 1 || input.clusters ? 0.3 : 0);
+  check(icc >= 0 && icc <= 1, `icc ${icc} is not in [0, 1]`);
+  if (input.caseRates) {
+    check(input.caseRates.length > 0, "caseRates is empty");
+    for (const [i, r] of input.caseRates.entries()) check(r >= 0 && r <= 1, `caseRates[${i}] = ${r} is not in [0, 1]`);
+    if (input.clusters)
+      check(
+        input.clusters.length === input.caseRates.length,
+        `${input.clusters.length} clusters for ${input.caseRates.length} caseRates`,
+      );
+  }
+  const notes: string[] = [];
+  const model = (n: number, drop: number, r = repeats): PowerModel => ({ ...resolveModel(input, n, drop), repeats: r });
+  const fixedN = input.caseRates ? input.caseRates.length : input.n;
+  if (fixedN !== undefined) check(Number.isInteger(fixedN) && fixedN >= 2, `n ${fixedN} must be a whole number ≥ 2`);
+  const curve: { n: number; power: number }[] = [];
+  const at = (n: number, drop: number, sims = simulations) => simulatedPower(model(n, drop), sims, seed);
+
+  let drop = input.drop;
+  if (drop === undefined) {
+    check(fixedN !== undefined, "give drop (to get the cases needed) or n (to get the detectable drop)");
+    // The smallest drop reaching the target at n cases: bisection on (tolerance, passRate].
+    let lo = tolerance;
+    let hi = model(fixedN!, 0).passRate;
+    if (at(fixedN!, hi, 200).power < target) {
+      notes.push(
+        `even a drop of the whole pass rate is not failed with ${(target * 100).toFixed(0)}% power at n = ${fixedN}`,
+      );
+      drop = hi;
+    } else {
+      for (let k = 0; k < 12; k++) {
+        const mid = (lo + hi) / 2;
+        if (at(fixedN!, mid, 200).power >= target) hi = mid;
+        else lo = mid;
+      }
+      drop = hi;
+    }
+  }
+  check(drop > 0 && drop <= 1, `drop ${drop} is not in (0, 1]; e.g. 0.05 for five points`);
+  if (drop <= tolerance)
+    notes.push(
+      `the drop (${(drop * 100).toFixed(1)} pts) is not above the tolerance (${(tolerance * 100).toFixed(1)} pts): the gate is built to pass such a run, so its power stays near 0`,
+    );
+
+  // Fewest cases reaching the target (searched with the same seed at every n).
+  let casesForTarget: number | null = null;
+  if (!input.caseRates) {
+    const grid = N_GRID.map((n) => Math.max(2, Math.ceil(n / clusterSize) * clusterSize));
+    let below = 0;
+    for (const n of grid) {
+      const pw = at(n, drop).power;
+      curve.push({ n, power: pw });
+      if (pw >= target) {
+        casesForTarget = n;
+        break;
+      }
+      below = n;
+    }
+    if (casesForTarget !== null && below > 0) {
+      let lo = below;
+      let hi = casesForTarget;
+      while (hi - lo > Math.max(clusterSize, Math.ceil(hi * 0.02))) {
+        const mid = Math.ceil((lo + hi) / 2 / clusterSize) * clusterSize;
+        if (mid >= hi || mid <= lo) break;
+        if (at(mid, drop).power >= target) hi = mid;
+        else lo = mid;
+      }
+      casesForTarget = hi;
+    }
+  }
+  const n = fixedN ?? casesForTarget ?? N_GRID[N_GRID.length - 1]!;
+  const result = at(n, drop);
+  let repeatsForTarget: number | null = null;
+  for (const r of REPEATS_GRID) {
+    if (simulatedPower(model(n, drop, r), Math.min(simulations, 200), seed).power >= target) {
+      repeatsForTarget = r;
+      break;
+    }
+  }
+  const mcError = Math.sqrt((result.power * (1 - result.power)) / simulations);
+  const pts = (x: number) => `${(x * 100).toFixed(1)}`;
+  const summary =
+    `the gate (tolerance ${pts(tolerance)} pts, ${repeats} repeat(s), α = ${alpha}, ${result.method}) fails a ${pts(drop)}-point drop ` +
+    `with probability ${(result.power * 100).toFixed(1)}% ± ${(mcError * 100).toFixed(1)} at n = ${n} cases` +
+    (casesForTarget !== null
+      ? `; ${casesForTarget} cases reach ${(target * 100).toFixed(0)}%`
+      : input.caseRates
+        ? ""
+        : `; no n up to ${N_GRID[N_GRID.length - 1]} reaches ${(target * 100).toFixed(0)}%`) +
+    (repeatsForTarget !== null ? `; at n = ${n}, ${repeatsForTarget} repeat(s) reach it` : "") +
+    ` (by simulation of ${simulations} gates)`;
   return {
-    discordance,
-    alpha,
-    power: pw,
+    power: result.power,
+    mcError,
     n,
     drop,
-    summary: `${n} paired cases detect a ${(drop * 100).toFixed(1)}-point drop with ${(pw * 100).toFixed(0)}% power at α = ${alpha} when runs disagree on ${(discordance * 100).toFixed(1)}% of cases (McNemar, Connor 1987)`,
+    tolerance,
+    repeats,
+    alpha,
+    target,
+    casesForTarget,
+    repeatsForTarget,
+    method: result.method,
+    simulations,
+    curve,
+    summary,
+    notes,
   };
 }

@@ -1,4 +1,6 @@
+import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { describe, expect, it } from "vitest";
+import { seededRng } from "../stats/rng.ts";
 import { compare } from "./compare.ts";
 import { gate, Gate } from "./gate.ts";
 import { pairedTable, syntheticRun, type SyntheticCase } from "./synthetic.ts";
@@ -116,16 +118,41 @@ describe("gate: the deterministic tiers", () => {
     expect(gate(syntheticRun({ id: "r", cases: cases(true, 5) }), Gate({})).verdict).toBe("error");
   });
 
-  it("thresholds: a metric under its floor fails, with its interval", () => {
+  it("thresholds: a metric whose interval lies under its floor fails; one only under it by noise is inconclusive", () => {
     const run = syntheticRun({
       id: "r",
       cases: Array.from({ length: 50 }, (_, i) => ({ id: `c${i}`, pass: [i < 45 ? 1 : 0] })),
     });
     expect(gate(run, Gate({ threshold: 0.8 }))).toMatchObject({ verdict: "pass", exitCode: 0 });
+    // Wilson 45/50 → [0.786, 0.957]: 0.95 is inside it, so a 90% run is not shown to be under 95%
     const r = gate(run, Gate({ threshold: 0.95 }));
-    expect(r).toMatchObject({ verdict: "fail", exitCode: 1 });
-    // Wilson 45/50 → [0.786, 0.957]
-    expect(r.reasons[0]).toBe("pass: 90.0% [78.6, 95.7] (wilson, n = 50) is under the floor 95.0%");
+    expect(r).toMatchObject({ verdict: "inconclusive", exitCode: 0 });
+    expect(r.thresholds[0]).toMatchObject({ verdict: "inconclusive", passed: true });
+    expect(r.reasons[0]).toBe(
+      "pass: 90.0% [78.6, 95.7] (wilson, n = 50) is under the floor 95.0% but its interval reaches it: not shown to be below → inconclusive",
+    );
+    const low = gate(run, Gate({ threshold: 0.97 }));
+    expect(low).toMatchObject({ verdict: "fail", exitCode: 1 });
+    expect(low.reasons[0]).toBe("pass: 90.0% [78.6, 95.7] (wilson, n = 50) lies entirely under the floor 97.0% → fail");
+  });
+
+  it("a model exactly at its floor is failed about α/2 of the time, not half the time", () => {
+    const rng = seededRng("test", 7);
+    let fails = 0;
+    let under = 0;
+    for (let s = 0; s < 200; s++) {
+      // 200 cases, each passing with probability 0.8: about half of these runs score under 80%
+      const cases = Array.from({ length: 200 }, (_, i) => ({
+        id: `c${i}`,
+        pass: [uniformFloat64(rng) < 0.8 ? 1 : 0] as [0 | 1],
+      }));
+      const r = gate(syntheticRun({ id: `r${s}`, cases }), Gate({ threshold: 0.8 }));
+      if (r.thresholds[0]!.mean < 0.8) under++;
+      if (r.verdict === "fail") fails++;
+    }
+    expect(under).toBeGreaterThan(70);
+    // α/2 = 2.5% of 200 is 5; ≤ 12 holds with probability > 0.99
+    expect(fails).toBeLessThanOrEqual(12);
   });
 });
 
@@ -176,7 +203,7 @@ describe("compare", () => {
     const { base, cand } = pair({ both: 35, regressed: 12, fixed: 0, neither: 3 });
     expect(compare(base, cand, { tolerance: 0.03 })).toMatchObject({ verdict: "fail", exitCode: 1 });
   });
-  it("clustered runs are compared by the cluster bootstrap", () => {
+  it("clustered runs are compared by the cluster-robust t, with a warning under 20 clusters", () => {
     const mk = (id: string, drop: boolean) =>
       syntheticRun({
         id,
@@ -187,8 +214,11 @@ describe("compare", () => {
           pass: [drop && i % 3 === 0 ? 0 : 1, 1],
         })),
       });
-    const t = compare(mk("a", false), mk("b", true)).comparison.tests[0]!;
-    expect(t.method).toBe("cluster-bootstrap");
+    const r = compare(mk("a", false), mk("b", true));
+    const t = r.comparison.tests[0]!;
+    expect(t.method).toBe("cluster-t");
+    expect(t.clusters).toBe(20);
+    expect(r.warnings.join("\n")).not.toMatch(/only \d+ clusters/);
     expect(t.diff).toBeCloseTo(-10 / 60, 12);
     expect(t.hi).toBeLessThan(0);
   });

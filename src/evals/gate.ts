@@ -48,7 +48,10 @@ export interface ThresholdCheck {
   readonly hi: number;
   readonly n: number;
   readonly method: string;
+  /** False only when the interval lies entirely under the floor (the metric is shown to be below it). */
   readonly passed: boolean;
+  /** fail: interval entirely under the floor; inconclusive: the mean is under it but the interval reaches it; pass otherwise. */
+  readonly verdict: MetricVerdict;
 }
 
 export interface GateResult {
@@ -135,7 +138,9 @@ export function validateGate(spec: Gate | GateInit, metrics: readonly string[]):
  * Does this run pass? In order of precedence:
  * - error budget: more than `maxErrorRate` of trials errored → `error` (exit 3);
  * - must-pass tier: a case tagged `mustPassTag` that failed any trial → `fail`;
- * - thresholds: a metric's mean under its floor → `fail`;
+ * - thresholds: a metric whose interval (at 1 − α, cluster-aware) lies entirely under its floor
+ *   → `fail`; its mean under the floor but the interval reaching it → `inconclusive` (a model
+ *   exactly at the floor is not failed half the time by noise);
  * - baseline: each gated metric compared on the shared unchanged cases
  *   (`compareRuns`): fail when its interval lies entirely below −tolerance,
  *   pass when it lies entirely at or above it, inconclusive otherwise.
@@ -205,12 +210,18 @@ export function gate(run: RunView, spec: Gate | GateInit, baseline?: RunView): G
       continue;
     }
     const e = estimate(values, clusters, { bounds: [0, 1], confidence: 1 - g.alpha });
-    const passed = e.mean >= floor;
-    checks.push({ metric, floor, mean: e.mean, lo: e.lo, hi: e.hi, n: e.n, method: e.method, passed });
-    if (!passed) {
+    const verdict: MetricVerdict = e.hi < floor ? "fail" : e.mean < floor ? "inconclusive" : "pass";
+    const passed = verdict !== "fail";
+    checks.push({ metric, floor, mean: e.mean, lo: e.lo, hi: e.hi, n: e.n, method: e.method, passed, verdict });
+    if (e.warning) warnings.push(`${metric}: ${e.warning}`);
+    const shown = `${metric}: ${(e.mean * 100).toFixed(1)}% [${(e.lo * 100).toFixed(1)}, ${(e.hi * 100).toFixed(1)}] (${e.method}, n = ${e.n})`;
+    if (verdict === "fail") {
       found.push("fail");
+      reasons.push(`${shown} lies entirely under the floor ${(floor * 100).toFixed(1)}% → fail`);
+    } else if (verdict === "inconclusive") {
+      found.push("inconclusive");
       reasons.push(
-        `${metric}: ${(e.mean * 100).toFixed(1)}% [${(e.lo * 100).toFixed(1)}, ${(e.hi * 100).toFixed(1)}] (${e.method}, n = ${e.n}) is under the floor ${(floor * 100).toFixed(1)}%`,
+        `${shown} is under the floor ${(floor * 100).toFixed(1)}% but its interval reaches it: not shown to be below → inconclusive`,
       );
     }
   }

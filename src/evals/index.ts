@@ -66,10 +66,17 @@ export {
   type GateVerdict,
   type ThresholdCheck,
 } from "./gate.ts";
+/**
+ * `power` is the gate's power by simulation of its own rule (tolerance, repeats, clusters, test),
+ * with the cases and repeats that reach a target; it is cheap enough for the page's power panel
+ * in the stats worker (a few hundred simulated gates per point). `simulatedRuns` draws the same
+ * pairs of runs, for checking a prediction against real `gate` calls.
+ */
 export {
   calibrate,
   discordance,
   power,
+  simulatedRuns,
   type Calibration,
   type CalibrationRow,
   type CalibrateOptions,

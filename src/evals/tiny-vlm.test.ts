@@ -83,7 +83,7 @@ describe("eval over the bundled tiny VLM and the demo dataset", () => {
       runs[0],
     );
     expect(["pass", "inconclusive"]).toContain(g.verdict);
-    expect(g.comparison!.tests[0]!.method).toBe("cluster-bootstrap");
+    expect(g.comparison!.tests[0]!.method).toBe("cluster-t");
   });
 
   it("CHAIR over the demo captions: per-case mentions vs objects present, CHAIR_s and CHAIR_i per run", async () => {

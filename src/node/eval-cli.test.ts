@@ -176,10 +176,12 @@ describe("evalrx compare, calibrate, power", () => {
     expect(two.code).toBe(0);
     expect(JSON.parse(two.out).rows.map((r: { repeats: number }) => r.repeats)).toEqual([1, 2, 3, 5]);
   });
-  it("power prints the cases a drop needs", () => {
-    const r = evalrx("power", "--discordance", "0.1", "--drop", "0.05");
+  it("power prints the gate's simulated power and the cases a drop needs", () => {
+    const r = evalrx("power", "--drop", "0.08", "--tolerance", "0.03", "--n", "300", "--simulations", "100");
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/^312 paired cases detect a 5\.0-point drop/);
+    expect(r.out).toMatch(
+      /^the gate \(tolerance 3\.0 pts, 1 repeat\(s\), α = 0\.05, mcnemar-newcombe\) fails a 8\.0-point drop with probability \d+\.\d% ± \d+\.\d at n = 300 cases; \d+ cases reach 80%/,
+    );
     expect(evalrx("power", "--discordance", "abc", "--drop", "0.05").code).toBe(3);
   });
 });
