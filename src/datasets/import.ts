@@ -193,7 +193,15 @@ export async function* importStream(
   const detected = options.format ?? detectFormat(options.name, head);
   if (detected === "inspect" && typeof head !== "string" && isZip(head)) {
     onFormat?.("inspect");
-    yield* finish(one(logBatch(await readInspectArchive(replay), options)), options, true);
+    // Each sample's image is stored (or dropped) as its entry is read, so the rows held until the end keep a key, not the image.
+    const resolve = imageResolver(options);
+    const image = async (ref: string): Promise<string | undefined> => {
+      if (options.skipImages) return undefined;
+      if (!options.images || isPlaceholder(ref)) return ref;
+      const found = await resolve(ref);
+      return "key" in found ? found.key : ref;
+    };
+    yield* finish(one(logBatch(await readInspectArchive(replay, { image }), options)), options, true, resolve);
     return;
   }
   // lm-eval samples as one JSON document (a list, or an aggregate results file given as lm-eval) are read whole.
@@ -564,19 +572,9 @@ async function* finish(
   batches: AsyncIterable<RawBatch>,
   options: ImportOptions,
   logImages: boolean,
+  resolveImage: ImageResolver = imageResolver(options),
 ): AsyncGenerator<ImportBatch> {
   const firstLine = new Map<string, number>();
-  const storedImages = new Set<string>();
-  const imageCache = new Map<string, Promise<{ key: string } | { reason: string }>>();
-  const resolveImage = (ref: string) => {
-    let found = imageCache.get(ref);
-    if (!found) {
-      found = loadImage(ref, options, storedImages);
-      // Keep only outcomes (not bytes): a big dataset repeats a few images many times.
-      imageCache.set(ref, found);
-    }
-    return found;
-  };
   let rows = 0;
   let pass = 0;
   let fail = 0;
@@ -594,13 +592,15 @@ async function* finish(
     if (batch.label) label = batch.label;
     const image = (result: RowResult) => ("case" in result ? result.case.input.image : undefined);
     const checks = (result: RowResult) =>
-      image(result) !== undefined && (Boolean(options.images) || (logImages && isPlaceholder(image(result)!)));
+      image(result) !== undefined &&
+      (Boolean(options.images) || options.skipImages || (logImages && isPlaceholder(image(result)!)));
     // Only rows with an image wait on anything: the rest pass through without a promise each.
     const resolved: RowResult[] = batch.results.some((r) => checks(r.result))
       ? await Promise.all(
           batch.results.map(async ({ result }) => {
             if (!checks(result) || !("case" in result)) return result;
             const ref = result.case.input.image!;
+            if (options.skipImages) return withoutImage(result.case);
             if (logImages && isPlaceholder(ref)) {
               dropped.placeholder++;
               return withoutImage(result.case);
@@ -671,6 +671,30 @@ async function* finish(
       count: pass + fail,
     });
   if (warnings.length) yield { cases: [], problems: [], warnings };
+}
+
+/** Where an image reference leads: the store key of its bytes, or why there is none. */
+type ImageResolver = (ref: string) => Promise<{ key: string } | { reason: string }>;
+
+/**
+ * One resolver per import: each image is read, checked and stored once.
+ * Outcomes are remembered by reference (a big dataset repeats a few paths
+ * many times), except for `data:` URLs, which are decoded each time rather
+ * than kept as keys of a cache (a log with thousands of inline images would
+ * hold them all); the store still gets each image once.
+ */
+function imageResolver(options: ImportOptions): ImageResolver {
+  const stored = new Set<string>();
+  const cache = new Map<string, Promise<{ key: string } | { reason: string }>>();
+  return (ref) => {
+    if (ref.startsWith("data:")) return loadImage(ref, options, stored);
+    let found = cache.get(ref);
+    if (!found) {
+      found = loadImage(ref, options, stored);
+      cache.set(ref, found);
+    }
+    return found;
+  };
 }
 
 async function loadImage(

@@ -39,6 +39,14 @@ const isSummaryEntry = (name: string) =>
   name === "summaries.json" || (name.startsWith("_journal/summaries/") && name.endsWith(".json"));
 const WANTED = new Set(["header.json", "_journal/start.json", "start.json", "results.json", "reductions.json"]);
 
+/** The row with its input's image replaced by what `image` makes of it (dropped when that is undefined). */
+async function withImage(row: unknown, image?: (ref: string) => Promise<string | undefined>): Promise<unknown> {
+  if (!image || !isObject(row) || !isObject(row.input) || typeof row.input.image !== "string") return row;
+  const { image: ref, ...input } = row.input;
+  const replaced = await image(ref as string);
+  return { ...row, input: replaced === undefined ? input : { ...input, image: replaced } };
+}
+
 /**
  * The samples of an Inspect `.eval` archive, streamed: each sample entry is
  * decompressed, parsed and turned into a row before the next is read, so the
@@ -48,7 +56,13 @@ const WANTED = new Set(["header.json", "_journal/start.json", "start.json", "res
  *
  * @example labelLog(await readInspectArchive(chunks(file.stream()))).rows.length // one per sample and epoch
  */
-export async function readInspectArchive(source: AsyncIterable<Uint8Array | string>): Promise<LogRows> {
+export async function readInspectArchive(
+  source: AsyncIterable<Uint8Array | string>,
+  options: {
+    /** What each sample's image becomes as its entry is read (a store key), or undefined to drop it; default: kept as is. */
+    readonly image?: (ref: string) => Promise<string | undefined>;
+  } = {},
+): Promise<LogRows> {
   let header: Json | undefined;
   let start: Json | undefined;
   let legacyResults: Json | undefined;
@@ -73,7 +87,7 @@ export async function readInspectArchive(source: AsyncIterable<Uint8Array | stri
       if ("reason" in parsed) {
         samples.delete(entry.name);
         problems.push({ line, reason: `${entry.name} ${parsed.reason}` });
-      } else samples.set(entry.name, { line, row: inspectSample(parsed.value) });
+      } else samples.set(entry.name, { line, row: await withImage(inspectSample(parsed.value), options.image) });
       continue;
     }
     if ("reason" in parsed) {

@@ -51,6 +51,14 @@ describe("Inspect .eval archives", () => {
     });
   });
 
+  it("skipImages: no case keeps an image, and none is counted as missing", async () => {
+    for (const name of ["pope.eval", "cancelled.eval", "inspect-nan.json"]) {
+      const r = await read(name, { skipImages: true, images });
+      expect(r.cases.every((c) => c.input.image === undefined)).toBe(true);
+      expect(codes(r)).not.toContain("no-image");
+    }
+  });
+
   it("zstd entries (multi-frame too) and zip64 local headers read the same as deflate", async () => {
     expect(await read("pope-zstd.eval", { images })).toEqual(await read("pope.eval", { images }));
   });

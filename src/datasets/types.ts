@@ -144,6 +144,12 @@ export interface ImportOptions {
   /** Resolves and stores images; without it image references are kept as written, unchecked. */
   readonly images?: ImageSource;
   /**
+   * Read no image at all: cases keep no image reference (`explore` reads a
+   * log for its labels and columns only, and a log's inline images would
+   * otherwise be held in memory with every case).
+   */
+  readonly skipImages?: boolean;
+  /**
    * Require an input on every row (default true). Eval logs read only for
    * their labels and columns (`explore`) may have no prompt: with false, such
    * a row gets `input: { prompt: "" }` instead of a "missing input" problem.

@@ -29,9 +29,12 @@ ${READ_USAGE}
 /** How many bad rows are printed before "… and N more". */
 const SHOWN_PROBLEMS = 5;
 
-/** Reads the log with the same reader (and options) as `data check`; a log needs no prompt, so rows without one are kept. */
+/**
+ * Reads the log with the same reader (and options) as `data check`; a log needs no prompt, so rows without
+ * one are kept, and no image (explore tests columns, and a log's inline images would be held with every case).
+ */
 async function readLog(file: string, values: Record<string, unknown>): Promise<ImportResult> {
-  return importDataset(createReadStream(file), { ...readOptions(file, values), requireInput: false });
+  return importDataset(createReadStream(file), { ...readOptions(file, values), requireInput: false, skipImages: true });
 }
 
 export const command: Command = {
