@@ -1,12 +1,41 @@
+import { closeSync, openSync, statfsSync, writeSync } from "node:fs";
+import { join } from "node:path";
+
+/** The largest filesystem a `fill` fault may fill: a test's small tmpfs, never a real disk. */
+const FILLABLE_BYTES = 64 * 1024 * 1024;
+
 /**
- * Named points where the fault-injection suite kills the CLI on purpose:
- * with `EVALRX_FAULT_AT=<name>` in the environment, the process SIGKILLs
- * itself when it reaches that point (as `kill -9` at exactly the worst
- * moment would), so a test can aim at a crash window instead of hoping a
- * timed kill lands in it. Without the variable it does nothing.
+ * Named points where the fault-injection suite breaks the CLI on purpose, so
+ * a test can aim at a crash window instead of hoping a timed kill lands in it:
  *
- * @example faultPoint("resume-rewrite") // between keeping the old event log and writing the new one
+ * - `EVALRX_FAULT_AT=<name>`: the process SIGKILLs itself when it reaches
+ *   that point, as `kill -9` at exactly the worst moment would;
+ * - `EVALRX_FAULT_AT=<name>:fill`: the filesystem holding `dir` is filled
+ *   (a file `.evalrx-fault-filler` grows until the disk is full) and the
+ *   process goes on into a real full disk. Refused on a filesystem over
+ *   64 MB: it is for a test's small tmpfs.
+ *
+ * Without the variable it does nothing.
+ *
+ * @example faultPoint("report-write", out) // just before report.json and report.html are written
  */
-export function faultPoint(name: string): void {
-  if (process.env["EVALRX_FAULT_AT"] === name) process.kill(process.pid, "SIGKILL");
+export function faultPoint(name: string, dir?: string): void {
+  const at = process.env["EVALRX_FAULT_AT"];
+  if (at === name) process.kill(process.pid, "SIGKILL");
+  if (at === `${name}:fill` && dir !== undefined) fillDisk(dir);
+}
+
+function fillDisk(dir: string): void {
+  const fs = statfsSync(dir);
+  if (fs.blocks * fs.bsize > FILLABLE_BYTES)
+    throw new Error(`EVALRX_FAULT_AT=…:fill refuses to fill ${dir}: its filesystem is over 64 MB (not a test tmpfs)`);
+  const fd = openSync(join(dir, ".evalrx-fault-filler"), "a");
+  const block = Buffer.alloc(4096, 0x2e);
+  try {
+    for (;;) writeSync(fd, block);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -130,99 +130,106 @@ export const command: Command = {
     if (imported.cases.length === 0) throw new Error(`dataset '${config.dataset}' has no valid case`);
     const baseId = basename(datasetPath, extname(datasetPath));
     const store = await openStore(storeDir);
-    const datasetId = await storeDatasetVersion(store, baseId, config.dataset, imported);
-    const cases: FailureCase[] = select(
-      imported.cases.filter((c) => c.status === "active"),
-      config.select ?? {},
-    );
-    const readImage = confinedReader(dirname(datasetPath));
-    const images = async (ref: string, row: FailureCase): Promise<Uint8Array> => {
-      try {
-        if (ref.startsWith("data:")) {
-          const decoded = decodeDataUrl(ref);
-          if (!(decoded instanceof Uint8Array)) throw new Error(`image data URL: ${decoded.reason}`);
-          return decoded;
-        }
-        if (ref.startsWith("sha256:")) {
-          const stored = await store.getImage(ref);
-          if (!stored) throw new Error(`image ${ref} is not in the store`);
-          return stored.bytes;
-        }
-        return await readImage(ref);
-      } catch (error) {
-        // The trial errors with the case and the reason; the run goes on.
-        throw new Error(`case '${row.id}': ${(error as Error).message}`, { cause: error });
-      }
-    };
-
-    // The model, and its identity for the fingerprint.
-    const modelRef = getSpec(config.model) ? config.model : resolve(here, config.model);
-    // Loaded here, not at the top, so `evalrx --help` does not start the model runtime.
-    const { loadModel, REPO_ROOT } = await import("../../models/load.node.ts");
-    const model = await loadModel(modelRef);
-    const folder = getSpec(config.model) ? resolve(REPO_ROOT, model.spec.source) : modelRef;
-    const files = Object.fromEntries(
-      model.spec.files.filter((f) => existsSync(resolve(folder, f))).map((f) => [f, sha12(resolve(folder, f))]),
-    );
-
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    process.once("SIGINT", stop);
-    let last = -1;
+    // A run being resumed is locked before anything is loaded: a second writer is refused at once.
+    const lock = values.resume !== undefined ? await store.lockRun(values.resume) : undefined;
     try {
-      const { run, summary } = await runEval({
-        store,
-        dataset: { id: datasetId, cases },
-        model,
-        evaluators,
-        ...(config.repeats !== undefined ? { repeats: config.repeats } : {}),
-        ...(config.cluster !== undefined ? { cluster: config.cluster } : {}),
-        ...(config.variant !== undefined ? { variant: config.variant } : {}),
-        ...(config.concurrency !== undefined ? { concurrency: config.concurrency } : {}),
-        ...(config.generation ? { generation: config.generation } : {}),
-        // The eval's identity stays the file's name when a new version of its cases is stored beside the old.
-        evalKey: config.name ?? `${baseId}:${evaluators.map((e) => e.name).join("+")}`,
-        ...(values.resume !== undefined ? { resume: values.resume } : {}),
-        images,
-        modelIdentity: { key: model.spec.key, files },
-        codeVersion: codeVersion(),
-        extraConfig: { configFile: portablePath(configPath), select: config.select ?? {} },
-        signal: controller.signal,
-        onProgress: (p) => {
-          const tenth = Math.floor((10 * p.done) / p.total);
-          if (tenth !== last && process.stderr.isTTY) process.stderr.write(`\r${p.done}/${p.total} judged`);
-          last = tenth;
-        },
-      });
-      if (process.stderr.isTTY) process.stderr.write("\n");
-      if (run.status === "cancelled") {
-        console.error(
-          `cancelled after ${summary.trials} trial(s); continue with: evalrx eval ${positionals[0]} --resume ${run.id}`,
-        );
-        return 3;
-      }
-      let gateResult;
-      if (gateSpec) {
-        let baseline: RunView | undefined;
-        let spec = gateSpec;
-        if (gateSpec.baseline !== undefined) {
-          try {
-            baseline = await readBaseline(store, run, gateSpec.baseline);
-          } catch (error) {
-            if (gateSpec.baseline !== "latest") throw error;
-            // The first run of an eval has no 'latest' to compare with: gate it on the rest.
-            console.error(`warning: ${(error as Error).message}; gating without a baseline`);
-            spec = { ...gateSpec, baseline: undefined, tolerance: undefined };
+      const datasetId = await storeDatasetVersion(store, baseId, config.dataset, imported);
+      const cases: FailureCase[] = select(
+        imported.cases.filter((c) => c.status === "active"),
+        config.select ?? {},
+      );
+      const readImage = confinedReader(dirname(datasetPath));
+      const images = async (ref: string, row: FailureCase): Promise<Uint8Array> => {
+        try {
+          if (ref.startsWith("data:")) {
+            const decoded = decodeDataUrl(ref);
+            if (!(decoded instanceof Uint8Array)) throw new Error(`image data URL: ${decoded.reason}`);
+            return decoded;
           }
+          if (ref.startsWith("sha256:")) {
+            const stored = await store.getImage(ref);
+            if (!stored) throw new Error(`image ${ref} is not in the store`);
+            return stored.bytes;
+          }
+          return await readImage(ref);
+        } catch (error) {
+          // The trial errors with the case and the reason; the run goes on.
+          throw new Error(`case '${row.id}': ${(error as Error).message}`, { cause: error });
         }
-        gateResult = gate(run, spec, baseline);
+      };
+
+      // The model, and its identity for the fingerprint.
+      const modelRef = getSpec(config.model) ? config.model : resolve(here, config.model);
+      // Loaded here, not at the top, so `evalrx --help` does not start the model runtime.
+      const { loadModel, REPO_ROOT } = await import("../../models/load.node.ts");
+      const model = await loadModel(modelRef);
+      const folder = getSpec(config.model) ? resolve(REPO_ROOT, model.spec.source) : modelRef;
+      const files = Object.fromEntries(
+        model.spec.files.filter((f) => existsSync(resolve(folder, f))).map((f) => [f, sha12(resolve(folder, f))]),
+      );
+
+      const controller = new AbortController();
+      const stop = () => controller.abort();
+      process.once("SIGINT", stop);
+      let last = -1;
+      try {
+        const { run, summary } = await runEval({
+          store,
+          dataset: { id: datasetId, cases },
+          model,
+          evaluators,
+          ...(config.repeats !== undefined ? { repeats: config.repeats } : {}),
+          ...(config.cluster !== undefined ? { cluster: config.cluster } : {}),
+          ...(config.variant !== undefined ? { variant: config.variant } : {}),
+          ...(config.concurrency !== undefined ? { concurrency: config.concurrency } : {}),
+          ...(config.generation ? { generation: config.generation } : {}),
+          // The eval's identity stays the file's name when a new version of its cases is stored beside the old.
+          evalKey: config.name ?? `${baseId}:${evaluators.map((e) => e.name).join("+")}`,
+          ...(values.resume !== undefined ? { resume: values.resume } : {}),
+          ...(lock ? { lock } : {}),
+          images,
+          modelIdentity: { key: model.spec.key, files },
+          codeVersion: codeVersion(),
+          extraConfig: { configFile: portablePath(configPath), select: config.select ?? {} },
+          signal: controller.signal,
+          onProgress: (p) => {
+            const tenth = Math.floor((10 * p.done) / p.total);
+            if (tenth !== last && process.stderr.isTTY) process.stderr.write(`\r${p.done}/${p.total} judged`);
+            last = tenth;
+          },
+        });
+        if (process.stderr.isTTY) process.stderr.write("\n");
+        if (run.status === "cancelled") {
+          console.error(
+            `cancelled after ${summary.trials} trial(s); continue with: evalrx eval ${positionals[0]} --resume ${run.id}`,
+          );
+          return 3;
+        }
+        let gateResult;
+        if (gateSpec) {
+          let baseline: RunView | undefined;
+          let spec = gateSpec;
+          if (gateSpec.baseline !== undefined) {
+            try {
+              baseline = await readBaseline(store, run, gateSpec.baseline);
+            } catch (error) {
+              if (gateSpec.baseline !== "latest") throw error;
+              // The first run of an eval has no 'latest' to compare with: gate it on the rest.
+              console.error(`warning: ${(error as Error).message}; gating without a baseline`);
+              spec = { ...gateSpec, baseline: undefined, tolerance: undefined };
+            }
+          }
+          gateResult = gate(run, spec, baseline);
+        }
+        if (values.json) console.log(JSON.stringify({ run: run.id, summary, gate: gateResult }, null, 2));
+        else console.log([formatSummary(summary), ...(gateResult ? ["", formatGate(gateResult)] : [])].join("\n"));
+        return gateResult?.exitCode ?? 0;
+      } finally {
+        process.off("SIGINT", stop);
+        await model.dispose();
       }
-      if (values.json) console.log(JSON.stringify({ run: run.id, summary, gate: gateResult }, null, 2));
-      else console.log([formatSummary(summary), ...(gateResult ? ["", formatGate(gateResult)] : [])].join("\n"));
-      return gateResult?.exitCode ?? 0;
     } finally {
-      process.off("SIGINT", stop);
-      await model.dispose();
+      await lock?.release();
     }
   },
 };

@@ -349,6 +349,7 @@ export const command: Command = {
           if (done % 40 === 0 || done === total) say(`M1 probe     ${done}/${total} cases probed`);
         },
       });
+      faultPoint("report-write", out);
       const paths = writeReportFiles(out, report);
       faultPoint("report-written");
       // Only now, with the report on disk, is the run marked finished.
