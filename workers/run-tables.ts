@@ -14,8 +14,10 @@ import {
 } from "../src/evals/case-rows.ts";
 import { runView, type RunView, type TrialView } from "../src/evals/run-view.ts";
 import { summarize, type EvalSummary } from "../src/evals/summary.ts";
+import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
-import type { StoredCase } from "../src/store/types.ts";
+import type { ExportOptions, StoredCase } from "../src/store/types.ts";
+import { readRunFile } from "../src/store/run-file.ts";
 
 /** One page of a run's case table. */
 export interface CaseTablePage {
@@ -139,4 +141,66 @@ export async function runCase(db: string, runId: string, caseId: string): Promis
     ...(stored ? { stored } : {}),
     changed: !!stored && stored.hash !== c.hash,
   };
+}
+
+/** What a dataset holds, for a form that selects from it: splits and tags with their counts. */
+export interface DatasetFacets {
+  readonly total: number;
+  readonly active: number;
+  readonly splits: readonly (readonly [name: string, count: number])[];
+  readonly tags: readonly (readonly [name: string, count: number])[];
+  /** Share of cases whose expected answer is yes or no (a yes/no task when near 1). */
+  readonly yesNoShare: number;
+  readonly withImage: number;
+}
+
+/** Splits, tags and counts of a stored dataset, read here so the page never loads a large dataset's cases. */
+export async function datasetFacets(db: string, datasetId: string): Promise<DatasetFacets> {
+  const store = await storeOf(db);
+  const cases = await store.cases(datasetId);
+  const splits = new Map<string, number>();
+  const tags = new Map<string, number>();
+  let active = 0;
+  let yesNo = 0;
+  let withImage = 0;
+  for (const c of cases) {
+    if (c.status !== "active") continue;
+    active++;
+    if (c.split !== undefined) splits.set(c.split, (splits.get(c.split) ?? 0) + 1);
+    for (const t of c.tags) tags.set(t, (tags.get(t) ?? 0) + 1);
+    if (typeof c.expected === "string" && /^(yes|no)$/i.test(c.expected.trim())) yesNo++;
+    if (c.input.image !== undefined) withImage++;
+  }
+  const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return {
+    total: cases.length,
+    active,
+    splits: sorted(splits),
+    tags: sorted(tags),
+    yesNoShare: active ? yesNo / active : 0,
+    withImage,
+  };
+}
+
+/**
+ * Imports a run file (the CLI's `evalrx-run` JSON) here, off the main thread:
+ * parsing and storing a 100k-case run takes seconds. The whole file is
+ * checked before anything is stored; a run id already stored is refused.
+ */
+export async function importRunFile(db: string, file: Blob, name: string): Promise<{ runId: string; items: number }> {
+  const data = await readRunFile(file);
+  const store = await storeOf(db);
+  if (await store.getRun(data.run.id))
+    throw new Error(`${name}: run '${data.run.id}' is already stored (delete it first to import it again)`);
+  await store.importRun(data);
+  announceChange(db, { kind: "runs", id: data.run.id });
+  if (data.dataset) announceChange(db, { kind: "datasets", id: data.dataset.id });
+  return { runId: data.run.id, items: data.items.length };
+}
+
+/** A run as a run file (JSON in a Blob), written here so a big run never blocks the page. */
+export async function exportRunFile(db: string, runId: string, options: ExportOptions = {}): Promise<Blob> {
+  const store = await storeOf(db);
+  const data = await store.exportRun(runId, options);
+  return new Blob([JSON.stringify(data)], { type: "application/json" });
 }

@@ -12,11 +12,11 @@
  */
 import { expose } from "comlink";
 import * as stats from "../src/stats/index.ts";
-import { caseTable, runCase } from "./run-tables.ts";
+import { caseTable, datasetFacets, exportRunFile, importRunFile, runCase } from "./run-tables.ts";
 
 // A plain object (not the module namespace) so comlink sees ordinary own properties.
 // Beside the catalog: a run's case table, read from IndexedDB here so the page never holds a big run.
-const catalog = { ...stats, caseTable, runCase };
+const catalog = { ...stats, caseTable, runCase, datasetFacets, importRunFile, exportRunFile };
 
 export type StatsWorkerApi = typeof catalog;
 expose(catalog);

@@ -348,15 +348,27 @@ export class IdbStore implements Store {
     await this.#checkWriter(runId);
     await guard(async () => {
       const tx = this.#db.transaction(["runs", "items", "progress"], "readwrite");
+      // A few items: one key lookup each. Many (an imported run): one read of the keys in their index range,
+      // since a request per item would cost more than the writes themselves.
+      const bulk = items.length > 16;
+      let low = Infinity;
+      let high = -Infinity;
+      for (const item of items) {
+        low = Math.min(low, item.index);
+        high = Math.max(high, item.index);
+      }
       const [run, ...existing] = await Promise.all([
         tx.objectStore("runs").getKey(runId),
-        ...items.map((item) => tx.objectStore("items").getKey([runId, item.index])),
+        ...(bulk
+          ? [tx.objectStore("items").getAllKeys(IDBKeyRange.bound([runId, low], [runId, high])) as Promise<unknown>]
+          : items.map((item) => tx.objectStore("items").getKey([runId, item.index]))),
       ]);
       if (run === undefined) {
         abort(tx);
         throw new StoreError(`appendItems(): no run '${runId}'; create it with createRun() first`);
       }
-      const duplicate = items.find((_, i) => existing[i] !== undefined);
+      const stored = bulk ? new Set((existing[0] as [string, number][]).map((key) => key[1])) : undefined;
+      const duplicate = items.find((item, i) => (stored ? stored.has(item.index) : existing[i] !== undefined));
       if (duplicate) {
         abort(tx);
         throw new StoreError(

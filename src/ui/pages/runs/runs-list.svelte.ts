@@ -1,9 +1,8 @@
 import type { AppServices } from "../../app/context.ts";
 import { errorText } from "../../app/errors.ts";
 import type { RunHead } from "../../../store/heads.ts";
-import type { RunExport } from "../../../store/types.ts";
 import { runPassRate } from "./run-summary.ts";
-import { downloadJson, readRunFile } from "./run-files.ts";
+import { downloadBlob } from "./run-files.ts";
 
 export type RunSort = "started" | "id" | "status" | "pass" | "dataset" | "model";
 
@@ -111,15 +110,14 @@ export class RunsListState {
   async exportRun(id: string): Promise<void> {
     this.failure = undefined;
     try {
-      const store = await this.#app.store.ready;
-      const data: RunExport = await store.exportRun(id, { dataset: true, images: false });
-      downloadJson(data, `${id}.json`);
+      const blob = await this.#app.stats.api.exportRunFile(this.#app.store.db, id, { dataset: true, images: false });
+      downloadBlob(blob, `${id}.json`);
     } catch (error) {
       this.failure = `exporting ${id}: ${errorText(error)}`;
     }
   }
 
-  /** Imports run files the CLI or another browser wrote; each file is checked before anything is stored. */
+  /** Imports run files the CLI or another browser wrote (in the stats worker); each is checked before anything is stored. */
   async importFiles(files: readonly File[]): Promise<void> {
     this.failure = undefined;
     this.message = undefined;
@@ -127,18 +125,13 @@ export class RunsListState {
     const done: string[] = [];
     const problems: string[] = [];
     try {
-      const store = await this.#app.store.ready;
       for (const file of files) {
         try {
-          const data = await readRunFile(file);
-          if (await store.getRun(data.run.id)) {
-            problems.push(`${file.name}: run '${data.run.id}' is already stored (delete it first to import it again)`);
-            continue;
-          }
-          await store.importRun(data);
-          done.push(data.run.id);
+          const { runId } = await this.#app.stats.api.importRunFile(this.#app.store.db, file, file.name);
+          done.push(runId);
         } catch (error) {
-          problems.push(`${file.name}: ${errorText(error)}`);
+          const text = errorText(error);
+          problems.push(text.startsWith(file.name) ? text : `${file.name}: ${text}`);
         }
       }
     } finally {

@@ -76,3 +76,36 @@ it("heads follow every change to a run: create, update, delete, import", async (
     await IdbStore.destroy(name);
   }
 });
+
+it("a large append checks for stored items with one read, and still refuses one already stored", async () => {
+  const name = `bulk-${crypto.randomUUID()}`;
+  const store = await IdbStore.open(name);
+  const item = (index: number) => ({
+    runId: "a",
+    caseId: `c${index}`,
+    repeat: 0,
+    index,
+    output: "yes",
+    passed: true,
+    checks: [],
+    latencyMs: 1,
+  });
+  try {
+    await store.createRun(run("a", 1000));
+    await store.appendItems("a", [item(500)], { done: 1, total: 1000, updatedAt: "2026-12-01T00:00:00Z" });
+    const many = Array.from({ length: 1000 }, (_, i) => item(i));
+    await expect(store.appendItems("a", many, { done: 1000, total: 1000, updatedAt: "x" })).rejects.toThrow(
+      "appendItems(): item 500 of run 'a' is already stored; each item is judged once",
+    );
+    expect(await store.items("a")).toHaveLength(1);
+    await store.appendItems(
+      "a",
+      many.filter((i) => i.index !== 500),
+      { done: 1000, total: 1000, updatedAt: "x" },
+    );
+    expect((await store.items("a")).map((i) => i.index)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+  } finally {
+    await store.close();
+    await IdbStore.destroy(name);
+  }
+});

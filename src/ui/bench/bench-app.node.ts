@@ -1,0 +1,257 @@
+/**
+ * `npm run bench:app`: the page, measured in the system Chromium on the built
+ * app, with its Node counterpart measured in the same run. Prints figures and
+ * ratios; asserts nothing (these machines are shared and noisy).
+ *
+ *   shell size     gzip bytes the page loads before any worker starts
+ *   100k-case run  the runs page and the case table, route change → rows on screen; long tasks while scrolling
+ *   600-case eval  the longest main-thread task during an eval in the page; trials/s in the page vs the CLI's runEval
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { gzipSync } from "node:zlib";
+import type { Page } from "playwright-core";
+import { importDataset, caseHash, datasetVersion, select } from "../../datasets/index.ts";
+import { runView } from "../../evals/run-view.ts";
+import { summarize } from "../../evals/summary.ts";
+import { runEval, yesNo } from "../../evals/index.ts";
+import { fingerprintHash, type Fingerprint } from "../../evals/fingerprint.ts";
+import { startBrowserHarness } from "../../node/browser-harness.ts";
+import { FileStore } from "../../store/files.node.ts";
+import type { ItemRecord, RunExport, RunRecord } from "../../store/types.ts";
+
+const ROOT = resolve(import.meta.dirname, "../../..");
+const line = (label: string, value: string) => console.log(`${label.padEnd(44)} ${value}`);
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+
+/** gzip -9 bytes of the entry chunks and CSS index.html loads, following static imports (not workers, not dynamic imports). */
+function shellBytes(outDir: string): { bytes: number; files: string[] } {
+  const html = readFileSync(join(outDir, "index.html"), "utf8");
+  const queue = [...html.matchAll(/(?:src|href)="([^"]+\.(?:js|css))"/g)].map((m) => m[1]!.replace(/^\//, ""));
+  const seen = new Set<string>();
+  let bytes = gzipSync(html, { level: 9 }).length;
+  while (queue.length) {
+    const file = queue.shift()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text = readFileSync(join(outDir, file), "utf8");
+    bytes += gzipSync(text, { level: 9 }).length;
+    if (!file.endsWith(".js")) continue;
+    const dir = file.slice(0, file.lastIndexOf("/") + 1);
+    for (const m of text.matchAll(/(?:^|[;\s}])import\s*(?:[\w*{}\s,$]*from\s*)?["'](\.\.?\/[^"']+)["']/g)) {
+      const target = new URL(m[1]!, `http://x/${dir}`).pathname.slice(1);
+      queue.push(target);
+    }
+  }
+  return { bytes, files: [...seen] };
+}
+
+/** A finished run of `n` cases (one yes/no trial each, clusters of 5) as a run file, built in Node. */
+function syntheticRun(n: number): RunExport {
+  const splits = ["random", "popular", "adversarial"];
+  const cases = Array.from({ length: n }, (_, i) => ({
+    id: `case-${String(i).padStart(6, "0")}`,
+    hash: ((i * 2654435761) >>> 0).toString(16).padStart(12, "0").slice(0, 12),
+    tags: i % 7 === 0 ? ["color"] : [],
+    split: splits[i % 3]!,
+    cluster: `scene-${Math.floor(i / 5)}`,
+  }));
+  const items: ItemRecord[] = cases.map((c, i) => {
+    const passed = (i * 7919) % 100 < 86;
+    return {
+      runId: "bench-100k",
+      caseId: c.id,
+      repeat: 0,
+      index: i,
+      output: passed === (i % 2 === 0) ? "yes" : "no",
+      passed,
+      checks: [{ name: "yesNo", passed, version: "1", errored: false }],
+      latencyMs: 5 + (i % 11),
+    };
+  });
+  const fingerprint: Fingerprint = {
+    datasetVersion: "bench-100k",
+    caseHashes: Object.fromEntries(cases.map((c) => [c.id, c.hash])),
+    evaluators: { yesNo: "1" },
+    model: { key: "tiny-vlm" },
+    generation: { temperature: 0, maxNewTokens: 3, topK: null, seed: null, stop: null, repeats: 1 },
+  };
+  const base: RunRecord = {
+    id: "bench-100k",
+    kind: "eval",
+    dataset: "bench-100k",
+    model: "tiny-vlm",
+    fingerprint: fingerprintHash(fingerprint),
+    status: "finished",
+    startedAt: "2026-12-01T00:00:00.000Z",
+    finishedAt: "2026-12-01T00:20:00.000Z",
+    config: {
+      eval: "bench-100k",
+      repeats: 1,
+      clusterField: "cluster",
+      evaluators: [{ name: "yesNo", version: "1", kind: "deterministic" }],
+      fingerprint,
+      cases,
+    },
+  };
+  const summary = summarize(runView(base, items)) as unknown as Record<string, unknown>;
+  return {
+    format: "evalrx-run",
+    version: 1,
+    exportedAt: new Date().toISOString(),
+    run: { ...base, summary },
+    progress: { runId: base.id, done: n, total: n, updatedAt: base.finishedAt! },
+    items,
+    events: [],
+    scores: [],
+    traces: [],
+  };
+}
+
+// `__name`: tsx names the arrow functions this script passes to page.evaluate; the page needs the helper.
+const LONG_TASKS = `
+  globalThis.__name = (f) => f;
+  window.__longTasks = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__longTasks.push({ start: e.startTime, duration: e.duration });
+  }).observe({ type: "longtask", buffered: true });
+`;
+
+/** The longest main-thread task since `from` (performance.now() in the page), in ms; 0 when none passed 50 ms. */
+async function longestTask(page: Page, from: number): Promise<{ max: number; count: number }> {
+  return page.evaluate((t0) => {
+    const tasks = (window as unknown as { __longTasks: { start: number; duration: number }[] }).__longTasks.filter(
+      (t) => t.start >= t0,
+    );
+    return { max: Math.max(0, ...tasks.map((t) => t.duration)), count: tasks.length };
+  }, from);
+}
+
+/** Changes the hash and waits (in the page, frame by frame) until `selector` is on screen; the time it took. */
+async function routeTime(page: Page, hash: string, selector: string): Promise<number> {
+  return page.evaluate(
+    ({ hash, selector }) =>
+      new Promise<number>((done, fail) => {
+        const t0 = performance.now();
+        location.hash = hash;
+        const check = () => {
+          if (document.querySelector(selector)) return done(performance.now() - t0);
+          if (performance.now() - t0 > 30_000) return fail(new Error(`${selector} did not appear in 30 s`));
+          requestAnimationFrame(check);
+        };
+        requestAnimationFrame(check);
+      }),
+    { hash, selector },
+  );
+}
+
+const dir = mkdtempSync(join(tmpdir(), "evalrx-bench-app-"));
+const harness = await startBrowserHarness();
+try {
+  console.log("bench:app — the built app in Chromium (headless, this machine), with Node measured in the same run\n");
+  const shell = shellBytes(harness.outDir);
+  line(
+    "app shell, gzip (before any worker)",
+    `${(shell.bytes / 1024).toFixed(1)} KB (target ≤ 250 KB) in ${shell.files.length} files`,
+  );
+
+  const page = await harness.context.newPage();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.addInitScript(LONG_TASKS);
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+
+  // A 100k-case run, imported as a run file through the page.
+  const n = 100_000;
+  const file = join(dir, "bench-100k.json");
+  writeFileSync(file, JSON.stringify(syntheticRun(n)));
+  await page.goto(`${harness.url}#/runs`);
+  const importStart = Date.now();
+  await page.getByTestId("import-runs").setInputFiles(file);
+  await page.getByTestId("runs-message").waitFor({ timeout: 600_000 });
+  line("import a 100k-case run file in the page", ms(Date.now() - importStart));
+  await page.goto(`${harness.url}#/`);
+  await page.waitForTimeout(1500);
+  const listed = await routeTime(page, "#/runs", '[data-testid="runs-table"] a[href="#/runs/bench-100k"]');
+  line("100k-case run: #/ → runs list on screen", `${ms(listed)} (target ≤ 1000 ms)`);
+  const table = await routeTime(page, "#/runs/bench-100k", '[data-testid="case-table"] [role="row"] a');
+  line("100k-case run: runs list → case table rows", `${ms(table)} (target ≤ 1000 ms)`);
+  await page.waitForTimeout(500);
+  const scrollFrom = await page.evaluate(() => performance.now());
+  await page.evaluate(
+    () =>
+      new Promise<void>((done) => {
+        const viewport = document.querySelector('[data-testid="case-table"]') as HTMLElement;
+        let frames = 0;
+        const step = () => {
+          viewport.scrollTop += 4000;
+          if (++frames < 120) requestAnimationFrame(step);
+          else setTimeout(done, 1000);
+        };
+        requestAnimationFrame(step);
+      }),
+  );
+  const scroll = await longestTask(page, scrollFrom);
+  line(
+    "100k-case run: scrolling 480k px of the case table",
+    `longest task ${ms(scroll.max)} (${scroll.count} over 50 ms; target none over 50 ms)`,
+  );
+
+  // A 600-case eval in the page, then the same cases through the library in Node.
+  await page.goto(harness.url);
+  await page.getByTestId("library-add-demo").click();
+  await page.getByText(/\b3\b datasets/).waitFor({ timeout: 300_000 });
+  await page.goto(`${harness.url}#/runs`);
+  await page.getByTestId("eval-dataset").selectOption("pope");
+  await page.getByLabel("Max new tokens").fill("3");
+  await page.getByTestId("eval-name").fill("bench-600");
+  await page.getByTestId("eval-plan").filter({ hasText: "600 cases" }).waitFor();
+  const evalFrom = await page.evaluate(() => performance.now());
+  await page.getByTestId("start-eval").click();
+  await page
+    .getByTestId("run-status")
+    .filter({ hasText: /^finished$/ })
+    .waitFor({ timeout: 900_000 });
+  const evalTasks = await longestTask(page, evalFrom);
+  line(
+    "600-case eval in the page: longest main-thread task",
+    `${ms(evalTasks.max)} (${evalTasks.count} over 50 ms; target ≤ 200 ms)`,
+  );
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("button", { name: "Export run file" }).click(),
+  ]);
+  const exported = JSON.parse(readFileSync((await download.path())!, "utf8")) as RunExport;
+  const pageSeconds = (Date.parse(exported.run.finishedAt!) - Date.parse(exported.run.startedAt)) / 1000;
+  const pageRate = exported.items.length / pageSeconds;
+
+  const imported = await importDataset(readFileSync(join(ROOT, "public/demo/pope.jsonl")), { name: "pope.jsonl" });
+  const cases = select(imported.cases, {});
+  const { loadModel } = await import("../../models/load.node.ts");
+  const model = await loadModel("tiny-vlm");
+  const store = await FileStore.open(join(dir, "store"));
+  const started = performance.now();
+  await runEval({
+    store,
+    dataset: { id: "pope", cases },
+    model,
+    evaluators: [yesNo()],
+    generation: { maxNewTokens: 3 },
+    images: async (ref) => new Uint8Array(readFileSync(join(ROOT, "public/demo", ref))),
+  });
+  const cliSeconds = (performance.now() - started) / 1000;
+  await model.dispose();
+  const cliRate = cases.length / cliSeconds;
+  line(
+    "600-case eval throughput, page vs Node (runEval)",
+    `${pageRate.toFixed(1)} vs ${cliRate.toFixed(1)} trials/s → ${(pageRate / cliRate).toFixed(2)}× (target ≥ 0.5×)`,
+  );
+  line("  dataset version (same cases on both sides)", `${datasetVersion(cases)} · ${caseHash(cases[0]!)}`);
+  if (errors.length) console.log(`page errors: ${errors.join(" | ")}`);
+  if (harness.foreignRequests.length)
+    console.log(`requests that left the machine: ${harness.foreignRequests.join(", ")}`);
+} finally {
+  await harness.close();
+  rmSync(dir, { recursive: true, force: true });
+}
