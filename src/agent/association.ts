@@ -1,10 +1,15 @@
 /**
- * The association test a signal gets, by kind: Fisher's exact test on the
- * 2×2 table (binary), Mann–Whitney U (numeric), Spearman's rank correlation
- * (ordinal). Each gives a p-value, the e-value calibrated from it, the effect
- * with its direction, and a cluster-bootstrap interval.
+ * The association test a signal gets, by kind and by the unit of inference.
+ * Independent cases: Fisher's exact test on the 2×2 table (binary), Mann–Whitney
+ * U (numeric), Spearman's rank correlation (ordinal). Cases in clusters (several
+ * questions on one image, several repeats of one case): a cluster permutation test
+ * of the same association (binary codes or ranks against failure), which permutes
+ * whole clusters and so holds its level whatever the within-cluster correlation.
+ * Each gives a p-value, the effect with its direction, and a cluster-bootstrap interval;
+ * the e-value is made from the p-value by the caller's calibrator.
  */
-import { fisherExact, mannWhitneyU, spearman } from "../stats/index.ts";
+import { clusterAssociation, fisherExact, mannWhitneyU, spearman } from "../stats/index.ts";
+import { rankAverage } from "../stats/rank.ts";
 import { EFFECTS, bootstrapEffect, effectOf, type Interval } from "./effects.ts";
 import { CALIBRATORS, type Calibrator } from "./evalue.ts";
 import type { SignalKind } from "./signals.ts";
@@ -12,10 +17,19 @@ import type { SignalKind } from "./signals.ts";
 /** +1: failure goes with more of the signal (higher value / signal present); −1: with less. */
 export type Direction = 1 | -1;
 
+/** The tests an association may be decided by. */
+export type AssociationTest = "fisherExact" | "mannWhitneyU" | "spearman" | "clusterPermutation";
+
 export interface Association {
-  readonly test: "fisherExact" | "mannWhitneyU" | "spearman";
+  readonly test: AssociationTest;
+  /** The unit of inference: independent cases, or whole clusters. */
+  readonly unit: "case" | "cluster";
+  /** One line naming the test, its sidedness and the unit, as the report states it. */
+  readonly testDescription: string;
   /** Cases with a value for the signal. */
   readonly n: number;
+  /** Clusters among those cases (unit "cluster"). */
+  readonly clusters?: number;
   readonly failures: number;
   /** Two-sided, or one-sided in `alternative` when one was given. */
   readonly p: number;
@@ -40,21 +54,51 @@ export interface AssociationOptions {
   readonly clusters?: readonly string[];
   readonly seed?: number;
   readonly resamples?: number;
+  /** Cluster permutations (default 999; M4 uses more, for a finer p-value). */
+  readonly permutations?: number;
   /** How p becomes e (default: the mixture calibrator). */
   readonly calibrator?: Calibrator;
+}
+
+const CLASSIC: Record<SignalKind, AssociationTest> = {
+  binary: "fisherExact",
+  numeric: "mannWhitneyU",
+  ordinal: "spearman",
+};
+
+const NAMES: Record<AssociationTest, string> = {
+  fisherExact: "Fisher's exact test",
+  mannWhitneyU: "Mann–Whitney U (normal approximation, continuity-corrected)",
+  spearman: "Spearman's rank correlation (t approximation)",
+  clusterPermutation: "cluster permutation test of the studentized score statistic",
+};
+
+/** True when some cluster holds more than one of these rows. */
+function clustered(clusters: readonly string[] | undefined, rows: readonly number[]): boolean {
+  if (!clusters) return false;
+  const seen = new Set<string>();
+  for (const i of rows) {
+    const c = clusters[i]!;
+    if (seen.has(c)) return true;
+    seen.add(c);
+  }
+  return false;
 }
 
 /**
  * Is this signal associated with failure over these rows, and how strongly?
  *
- * With `alternative`, the p-value is one-sided in that direction: half the
- * two-sided p of the (symmetric) normal/t approximations of Mann–Whitney and
- * Spearman when the effect points that way, 1 − p/2 when not; for Fisher the
- * two-sided p itself, which is never below the one-sided p in the observed
- * direction (conservative), and 1 when the effect points the other way.
+ * Independent cases (no cluster holds two of the rows): the classic test of the kind. With
+ * `alternative`, the p-value is one-sided in that direction: Fisher's one-sided exact
+ * p, and half the two-sided p of the (symmetric) normal/t approximations of Mann–Whitney
+ * and Spearman when the effect points that way, 1 − p/2 when not.
+ *
+ * Clustered rows: `clusterAssociation` on the binary codes (binary) or mid-ranks (numeric,
+ * ordinal) against the failure indicator, one- or two-sided, `permutations` whole-cluster
+ * permutations; the unit of inference is the cluster.
  *
  * Example: `associate("numeric", x, failed, [0, 1, …])` →
- * `{ test: "mannWhitneyU", p: 0.0003, e: 54, effect: { name: "AUC", value: 0.71, … }, observedDirection: 1 }`.
+ * `{ test: "mannWhitneyU", unit: "case", p: 0.0003, e: 54, effect: { name: "AUC", value: 0.71, … }, observedDirection: 1 }`.
  */
 export function associate(
   kind: SignalKind,
@@ -67,13 +111,24 @@ export function associate(
   const rows = rowsIn.filter((i) => !Number.isNaN(x[i]!));
   const failures = rows.filter((i) => failed[i]).length;
   const effectInfo = EFFECTS[kind];
-  const test = kind === "binary" ? "fisherExact" : kind === "numeric" ? "mannWhitneyU" : "spearman";
+  const byCluster = clustered(options.clusters, rows);
+  const test: AssociationTest = byCluster ? "clusterPermutation" : CLASSIC[kind];
+  const sided = options.alternative ? "one-sided" : "two-sided";
+  const groups = byCluster ? new Set(rows.map((i) => options.clusters![i]!)).size : undefined;
+  const permutations = options.permutations ?? 999;
+  const scores = kind === "binary" ? "binary codes" : "mid-ranks";
+  const testDescription = byCluster
+    ? `${NAMES[test]} (${scores} vs failure, ${permutations} permutations of whole clusters), ${sided}; unit: cluster (${groups} clusters)`
+    : `${NAMES[test]}, ${sided}; unit: case`;
   const base = {
     test,
+    unit: byCluster ? "cluster" : "case",
+    testDescription,
     n: rows.length,
+    ...(groups !== undefined ? { clusters: groups } : {}),
     failures,
     eMethod: calibrator.method,
-    sided: options.alternative ? "one-sided" : "two-sided",
+    sided,
   } as const;
   const none = (why: string): Association => ({
     ...base,
@@ -96,8 +151,21 @@ export function associate(
 
   const value = effectOf(kind, x, failed, rows);
   const observedDirection: Direction | 0 = value > effectInfo.nullValue ? 1 : value < effectInfo.nullValue ? -1 : 0;
-  let pTwo: number;
-  if (kind === "binary") {
+  let p: number;
+  if (byCluster) {
+    const raw = rows.map((i) => x[i]!);
+    const s = kind === "binary" ? raw : Array.from(rankAverage(raw).ranks);
+    p = clusterAssociation(
+      s,
+      rows.map((i) => (failed[i] ? 1 : 0)),
+      rows.map((i) => options.clusters![i]!),
+      {
+        alternative: options.alternative === 1 ? "greater" : options.alternative === -1 ? "less" : "two-sided",
+        permutations,
+        seed: options.seed ?? 0,
+      },
+    ).p;
+  } else if (kind === "binary") {
     let a = 0,
       b = 0,
       c = 0,
@@ -109,27 +177,30 @@ export function associate(
       } else if (failed[i]) c++;
       else d++;
     }
-    pTwo = fisherExact([
-      [a, b],
-      [c, d],
-    ]).p;
-  } else if (kind === "numeric") {
-    const fail = rows.filter((i) => failed[i]).map((i) => x[i]!);
-    const pass = rows.filter((i) => !failed[i]).map((i) => x[i]!);
-    pTwo = mannWhitneyU(fail, pass).p;
-  } else {
-    pTwo = spearman(
-      rows.map((i) => x[i]!),
-      rows.map((i) => (failed[i] ? 1 : 0)),
+    const alt = options.alternative === 1 ? "greater" : options.alternative === -1 ? "less" : "two-sided";
+    p = fisherExact(
+      [
+        [a, b],
+        [c, d],
+      ],
+      alt,
     ).p;
+  } else {
+    let pTwo: number;
+    if (kind === "numeric") {
+      const fail = rows.filter((i) => failed[i]).map((i) => x[i]!);
+      const pass = rows.filter((i) => !failed[i]).map((i) => x[i]!);
+      pTwo = mannWhitneyU(fail, pass).p;
+    } else {
+      pTwo = spearman(
+        rows.map((i) => x[i]!),
+        rows.map((i) => (failed[i] ? 1 : 0)),
+      ).p;
+    }
+    p = pTwo;
+    if (options.alternative) p = observedDirection === options.alternative ? pTwo / 2 : 1 - pTwo / 2;
   }
-  let p = pTwo;
-  if (options.alternative) {
-    const agrees = observedDirection === options.alternative;
-    if (kind === "binary") p = agrees ? pTwo : 1;
-    else p = agrees ? pTwo / 2 : 1 - pTwo / 2;
-  }
-  const interval = bootstrapEffect(kind, x, failed, rows, options.clusters, {
+  const interval = bootstrapEffect(kind, x, failed, rows, byCluster ? options.clusters : undefined, {
     seed: options.seed,
     resamples: options.resamples,
   });

@@ -35,6 +35,10 @@ export interface Hypothesis {
   };
   readonly exploreN: number;
   readonly exploreE: number;
+  /** The exploration split's two-sided p-value (it sets the hypothesis' share of α in M4). */
+  readonly exploreP: number;
+  /** The exploration test's unit of inference. */
+  readonly exploreUnit?: "case" | "cluster";
   /** Refuted when the sealed interval's end in the stated direction lies closer to the null than this distance. */
   readonly refuteMargin: number;
   readonly refutation: string;
@@ -80,8 +84,10 @@ export async function diagnose(
           ? `${baseMechanism} ('${f.column}' = '${f.level}')`
           : baseMechanism;
     const effect = f.association.effect;
-    const distance = Math.abs(effect.value - effect.nullValue);
-    const refuteMargin = distance / 2;
+    // Half of the exploration interval's end nearest the null, not of the point estimate: a signal
+    // selected for its exploration effect overstates it (winner's curse), so the point would refute too easily.
+    const near = direction > 0 ? effect.interval.lo - effect.nullValue : effect.nullValue - effect.interval.hi;
+    const refuteMargin = Number.isFinite(near) ? Math.max(0, near) / 2 : 0;
     const dirText = directionText(f.kind, direction);
     let mechanism = ruleMechanism;
     let author: Hypothesis["author"] = "rules";
@@ -128,10 +134,12 @@ export async function diagnose(
       exploreEffect: { ...effect, lo: effect.interval.lo, hi: effect.interval.hi },
       exploreN: f.association.n,
       exploreE: f.association.e,
+      exploreP: f.association.p,
+      exploreUnit: f.association.unit,
       refuteMargin,
       refutation:
         `REFUTED if, on the sealed split, the 95% interval of the ${effect.name} does not reach ${towards} ${fmt(bound)} ` +
-        `(half the exploration effect); SUPPORTED needs the same test one-sided ${direction > 0 ? "upward" : "downward"} with an e-value that survives e-BH at α over the hypotheses tested` +
+        `(half the exploration interval's end nearest the null, which selection does not inflate); SUPPORTED needs the same test one-sided ${direction > 0 ? "upward" : "downward"} with an e-value that survives e-BH at α over the hypotheses frozen` +
         (critique ? `. Judge's critique: ${critique}` : ""),
       tags,
     });

@@ -5,6 +5,8 @@
  * them controls the false discovery rate under any dependence.
  */
 
+import { normalQuantile } from "../stats/distributions.ts";
+
 /**
  * A p-value checked to lie in [0, 1], with an underflowed p (0) raised to the
  * smallest normal double so that every calibrator's e-value stays finite.
@@ -51,3 +53,47 @@ export const CALIBRATORS: Record<"mixture" | "sqrt", Calibrator> = {
     toE: (p) => 1 / (2 * Math.sqrt(checkedP("CALIBRATORS.sqrt", p))),
   },
 };
+
+/**
+ * The all-or-nothing calibrator at level γ: e(p) = 1/γ when p ≤ γ, else 0. Its mean over a
+ * uniform p is exactly 1, so it is an e-value whenever p is a valid p-value; of all e-values
+ * it is the largest at p ≤ γ, which is what a decision at the threshold 1/γ needs (Vovk &
+ * Wang 2021). M4 and M5 use it at each hypothesis' (candidate's) share of α.
+ *
+ * Example: `thresholdE(0.01, 0.025)` = 40; `thresholdE(0.03, 0.025)` = 0.
+ */
+export function thresholdE(p: number, gamma: number): number {
+  const q = checkedP("thresholdE()", p);
+  if (!(gamma > 0 && gamma <= 1)) throw new RangeError(`thresholdE(): level ${gamma} must lie in (0, 1]`);
+  return q <= gamma ? 1 / gamma : 0;
+}
+
+/** How M4's e-values are made, as the report states it. */
+export const THRESHOLD_METHOD =
+  "e = 1/γ·1{p ≤ γ} on the one-sided sealed p-value (all-or-nothing calibrator, Vovk & Wang 2021), γ = α·w/K: the hypothesis' share of α, with weights w (Σw = K) fixed from the exploration split's evidence before the sealed split is read; e-BH at α over the K frozen hypotheses on w·e (weighted e-BH, Wang & Ramdas 2022)";
+
+/** Exploration z beyond which a hypothesis' weight stops growing (keeps exp(z²/2) finite). */
+const MAX_Z = 8;
+
+/**
+ * How α is shared among the K frozen hypotheses: weight w_k ∝ exp(z_k²/2), the maximised
+ * likelihood ratio of the exploration split's two-sided p_k (z_k = Φ⁻¹(1 − p_k/2), capped at
+ * 8), normalised so that Σ w = K. The exploration split is independent of the sealed one, so
+ * the weights are fixed data for M4 and weighted e-BH keeps its guarantee; the hypothesis the
+ * exploration split believes most gets most of α instead of 1/K of it.
+ *
+ * Example: `familyWeights([1e-6, 0.04])` → `[1.9999, 0.0001]` (sums to 2).
+ */
+export function familyWeights(exploreP: readonly number[]): number[] {
+  const K = exploreP.length;
+  if (K === 0) return [];
+  const logs = exploreP.map((p) => {
+    const q = checkedP("familyWeights()", p);
+    const z = Math.min(MAX_Z, Math.max(0, -normalQuantile(q / 2)));
+    return (z * z) / 2;
+  });
+  const top = Math.max(...logs);
+  const raw = logs.map((l) => Math.exp(l - top));
+  const total = raw.reduce((a, b) => a + b, 0);
+  return raw.map((r) => (K * r) / total);
+}

@@ -1,9 +1,10 @@
 /**
  * M2 explore: every signal against failure, on the exploration split only,
- * then e-BH over everything tried. Also the figures' data: each signal's
- * distribution by label and its effect with an interval.
+ * then a stated screen that picks the few signals M3 turns into hypotheses
+ * (selection only: nothing is claimed on the exploration split; M4 decides on
+ * the sealed one). Also the figures' data: each signal's distribution by label
+ * and its effect with an interval.
  */
-import { eBH } from "../stats/index.ts";
 import { associate, type Association } from "./association.ts";
 import type { Calibrator } from "./evalue.ts";
 import type { EventLog } from "./events.ts";
@@ -17,7 +18,7 @@ export interface SignalFinding {
   readonly level?: string;
   readonly tags: readonly string[];
   readonly association: Association;
-  /** Survived e-BH at α over every signal tried. */
+  /** Passed the screen (see `ScreenRule`): it becomes a hypothesis M4 decides. */
   readonly selected: boolean;
   readonly figure: SignalFigure;
 }
@@ -37,11 +38,38 @@ export type SignalFigure =
       readonly without: readonly [number, number];
     };
 
+/** Which exploration results go on to M3/M4: a selection rule, tunable, that makes no claim. */
+export interface ScreenRule {
+  /** Screened in when the exploration p-value (two-sided) is at most this. */
+  readonly maxP: number;
+  /** At most this many go on, smallest p first: M4 shares α among exactly these. */
+  readonly maxSelected: number;
+}
+
+/** The default screen: p ≤ 0.05 on the exploration split, at most 5 signals. */
+export const DEFAULT_SCREEN: ScreenRule = { maxP: 0.05, maxSelected: 5 };
+
+/** A screen with the defaults filled in, checked. */
+export function screenRule(screen: Partial<ScreenRule> = {}): ScreenRule {
+  const rule = { ...DEFAULT_SCREEN, ...screen };
+  if (!(rule.maxP > 0 && rule.maxP <= 1))
+    throw new RangeError(`screen maxP ${rule.maxP} must lie in (0, 1]; e.g. 0.05`);
+  if (!Number.isInteger(rule.maxSelected) || rule.maxSelected < 1)
+    throw new RangeError(`screen maxSelected ${rule.maxSelected} must be a whole number ≥ 1; e.g. 5`);
+  return rule;
+}
+
+/** The screen in words, as the report states it. */
+export function describeScreen(rule: ScreenRule): string {
+  return `screen on the exploration split: p ≤ ${rule.maxP} (two-sided), at most ${rule.maxSelected} signals with the smallest p; selection only, no claim is made here — M4 decides each on the sealed split`;
+}
+
 export interface ExploreOptions {
   readonly alpha: number;
   readonly seed: number;
   readonly resamples?: number;
   readonly calibrator?: Calibrator;
+  readonly screen?: Partial<ScreenRule>;
 }
 
 /** Histogram edges shared by both labels: `bins` equal-width bins over the observed range (ordinal: one per level). */
@@ -77,12 +105,12 @@ export function figureOf(signal: TypedSignal, table: CaseTable, bins = 12): Sign
 }
 
 /**
- * Which signals are associated with failure on the exploration split?
- * Runs each signal's test, logs one `signal.tested` event per signal, then
- * e-BH at `alpha` over all of them (`signals.selected`).
+ * Which signals look associated with failure on the exploration split?
+ * Runs each signal's test (cluster-aware when cases share clusters), logs one
+ * `signal.tested` event per signal, then the screen (`signals.selected`).
  *
  * Example: `explore(exploreTable, signals, untestable, log, { alpha: 0.05, seed: 1 })`
- * → findings with `selected: true` for the signals that survive e-BH.
+ * → findings with `selected: true` for the signals that pass the screen.
  */
 export function explore(
   table: CaseTable,
@@ -102,14 +130,19 @@ export function explore(
     });
     tested.push({ signal, association });
   }
+  const rule = screenRule(options.screen);
   const testable = tested.filter((t) => !t.association.untestable);
   const rejected = new Set(
-    testable.length
-      ? eBH(
-          testable.map((t) => t.association.e),
-          options.alpha,
-        ).map((k) => testable[k]!.signal.name)
-      : [],
+    testable
+      .filter((t) => t.association.p <= rule.maxP && t.association.observedDirection !== 0)
+      .sort(
+        (a, b) =>
+          a.association.p - b.association.p ||
+          b.association.e - a.association.e ||
+          (a.signal.name < b.signal.name ? -1 : 1),
+      )
+      .slice(0, rule.maxSelected)
+      .map((t) => t.signal.name),
   );
   const findings = tested.map(({ signal, association }) => ({
     signal: signal.name,
@@ -124,7 +157,8 @@ export function explore(
   for (const f of findings) log.append("M2", "signal.tested", { ...f });
   log.append("M2", "signals.selected", {
     alpha: options.alpha,
-    procedure: "e-BH (Wang & Ramdas 2022) over every signal tested",
+    procedure: describeScreen(rule),
+    screen: rule,
     tried: testable.length,
     untestable: [
       ...untestable,

@@ -9,7 +9,7 @@ import type { FailureCase } from "../core/index.ts";
 import { diagnose, type Hypothesis } from "./diagnose.ts";
 import type { Calibrator } from "./evalue.ts";
 import type { EventLog, Stage } from "./events.ts";
-import { explore, type SignalFinding } from "./explore.ts";
+import { explore, type ScreenRule, type SignalFinding } from "./explore.ts";
 import { compareLayers } from "./layers.ts";
 import type { Judge } from "./judge.ts";
 import type { ExperimentProtocol } from "./protocol.ts";
@@ -25,13 +25,20 @@ export interface LoopOptions {
   readonly holdoutBy?: "cluster" | "id";
   /** The seed salts the holdout hash and seeds every bootstrap. */
   readonly seed?: number;
-  /** FDR level of e-BH in M2 and M4; default 0.05. */
+  /** Level of M4's e-BH over the frozen hypotheses (and M5's budget); default 0.05. */
   readonly alpha?: number;
+  /** M2's screen: which exploration signals become hypotheses (default p ≤ 0.05, at most 5). */
+  readonly screen?: Partial<ScreenRule>;
   readonly judge?: Judge;
   /** Bootstrap resamples for M2 figures (default 400) and M4 intervals (default 2000). */
   readonly resamples?: { readonly explore?: number; readonly sealed?: number };
   /** How p-values become e-values (default: the mixture calibrator). */
   readonly calibrator?: Calibrator;
+  /**
+   * Share of the sealed split (by cluster when clustered) kept apart for M5, so repairs are validated on
+   * cases M4 did not use; 0 (default) lets M5 reuse M4's sealed cases, which the report then says.
+   */
+  readonly repairHoldout?: number;
 }
 
 export interface LoopResult {
@@ -41,6 +48,8 @@ export interface LoopResult {
   readonly explore: CaseTable;
   /** The guard around the sealed split (opened by M4 when there was something to decide). */
   readonly sealed: SealedSplit;
+  /** The repair split M5 validates on, when `repairHoldout` > 0 (sealed like the sealed split). */
+  readonly repair?: SealedSplit;
 }
 
 /**
@@ -99,8 +108,20 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
   const by = options.holdoutBy ?? (table.clusters ? "cluster" : "id");
   const split = splitTable(table, fraction, by, seed);
   const exploreTable = selectRows(table, split.explore);
+  const repairShare = options.repairHoldout ?? 0;
+  if (!(repairShare >= 0 && repairShare < 1))
+    throw new Error(`repairHoldout ${repairShare} must lie in [0, 1) (e.g. 0.5 keeps half the sealed cases for M5)`);
+  let sealedRows = split.sealed;
+  let repairRows: number[] | undefined;
+  if (repairShare > 0) {
+    // The sealed rows split again by the same id/cluster hash under another salt: still no label or signal read.
+    const inner = splitTable(selectRows(table, split.sealed), repairShare, by, seed + 7919);
+    repairRows = inner.sealed.map((k) => split.sealed[k]!);
+    sealedRows = inner.explore.map((k) => split.sealed[k]!);
+  }
   // Only the row numbers go into the guard: the sealed signals and labels are not even copied until M4 opens it.
-  const sealed = new SealedSplit(table, split.sealed, log);
+  const sealed = new SealedSplit(table, sealedRows, log);
+  const repair = repairRows ? new SealedSplit(table, repairRows, log) : undefined;
   const exploreFailures = exploreTable.failed.filter(Boolean).length;
   log.append("setup", "split.made", {
     fraction,
@@ -108,6 +129,7 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
     salt: split.salt,
     explore: { n: exploreTable.ids.length, failures: exploreFailures },
     sealed: { n: sealed.n },
+    ...(repair ? { repair: { n: repair.n, fraction: repairShare } } : {}),
     clusters: table.clusters ? new Set(table.clusters).size : undefined,
   });
 
@@ -129,6 +151,7 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
           alpha,
           seed,
           resamples: options.resamples?.explore,
+          ...(options.screen ? { screen: options.screen } : {}),
         },
       );
     }
@@ -137,6 +160,7 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
       seed,
       resamples: options.resamples?.explore,
       ...(options.calibrator ? { calibrator: options.calibrator } : {}),
+      ...(options.screen ? { screen: options.screen } : {}),
     });
     compareLayers(typed.signals, exploreTable.failed, log);
     return findings;
@@ -146,7 +170,7 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
     if (hypotheses.length === 0) {
       log.append("M4", "problem", {
         what: "hypotheses",
-        why: "no signal survived e-BH on the exploration split, so nothing was decided on the sealed split (it stays unread)",
+        why: "no signal passed the screen on the exploration split, so nothing was decided on the sealed split (it stays unread)",
       });
       return [];
     }
@@ -159,5 +183,5 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
       ...(options.calibrator ? { calibrator: options.calibrator } : {}),
     });
   });
-  return { findings, hypotheses, verified, explore: exploreTable, sealed };
+  return { findings, hypotheses, verified, explore: exploreTable, sealed, ...(repair ? { repair } : {}) };
 }

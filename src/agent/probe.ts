@@ -84,7 +84,7 @@ async function openOrResumeEval(o: ProbeOptions, runId: string): Promise<{ items
     runId,
     ...(existing ? { resume: runId } : {}),
     images: o.images,
-    cluster: true,
+    cluster: o.dataset.cases.some((c) => c.cluster !== undefined),
     generation: { maxNewTokens: o.maxNewTokens ?? 24 },
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.onLabel ? { onProgress: (p: { done: number; total: number }) => o.onLabel!(p.done, p.total) } : {}),

@@ -6,7 +6,7 @@ import type { FailureCase, Model, ModelInput } from "../core/index.ts";
 import { yesNo } from "../evals/index.ts";
 import { FileStore } from "../store/files.node.ts";
 import { EventLog } from "./events.ts";
-import { attentionBiasCandidate, climb, ladder, pairedOutcome } from "./repair.ts";
+import { attentionBiasCandidate, climb, ladder, pairedOutcome, yesShift } from "./repair.ts";
 
 /** A deterministic text model (a test double for the ladder's bookkeeping): answers by a rule on the prompt. */
 function ruleModel(answer: (input: ModelInput) => string, capabilities: string[] = ["generate"]): Model {
@@ -49,13 +49,48 @@ async function store() {
 }
 
 describe("repair ladder", () => {
-  it("pairedOutcome counts fixed and broken cases and gives McNemar p and a one-sided e-value", () => {
+  it("pairedOutcome: one-sided exact McNemar on independent cases, e = 1/γ when p ≤ γ", () => {
     const o = pairedOutcome([false, false, false, true], [true, true, true, true]);
     expect(o).toMatchObject({ n: 4, baselineFailures: 3, candidateFailures: 0, fixed: 3, broken: 0, delta: -0.75 });
-    expect(o.p).toBeCloseTo(0.25);
-    expect(o.e).toBeGreaterThan(1);
-    expect(pairedOutcome([true, true], [false, false]).e).toBeLessThan(1);
+    expect(o).toMatchObject({ p: 0.125, e: 0, test: "mcnemar", unit: "case" });
+    const many = pairedOutcome(new Array(12).fill(false), new Array(12).fill(true), { gamma: 0.01 });
+    expect(many.p).toBeCloseTo(2 ** -12, 15);
+    expect(many.e).toBe(100);
+    expect(pairedOutcome([true, true], [false, false]).p).toBe(1);
     expect(() => pairedOutcome([true], [])).toThrow(/1 baseline cases vs 0/);
+  });
+
+  it("pairedOutcome with clusters: a repair that helps some images and hurts others as much is not a repair", () => {
+    // 20 images × 5 questions: on even images the candidate fixes 3 cases, on odd ones it breaks 3
+    const base: boolean[] = [];
+    const cand: boolean[] = [];
+    const clusters: string[] = [];
+    for (let g = 0; g < 20; g++)
+      for (let k = 0; k < 5; k++) {
+        const touched = k < 3;
+        base.push(g % 2 === 0 ? !touched : true);
+        cand.push(g % 2 === 0 ? true : !touched);
+        clusters.push(`img${g}`);
+      }
+    const flat = pairedOutcome(base, cand);
+    const clustered = pairedOutcome(base, cand, { clusters });
+    expect(flat.fixed).toBe(30);
+    expect(clustered).toMatchObject({ test: "cluster-t", unit: "cluster", clusters: 20, e: 0 });
+    expect(clustered.p).toBeGreaterThan(0.3);
+    // the same repair on every image is found
+    const good = pairedOutcome(
+      base.map((_, i) => i % 5 >= 3),
+      base.map(() => true),
+      { clusters },
+    );
+    expect(good.p).toBeLessThan(1e-6);
+  });
+
+  it("yesShift picks the logit shift that makes the target number of margins positive", () => {
+    expect(yesShift([2, -1, 0.5, -3], 1)).toBeCloseTo(-1.25, 12);
+    expect(yesShift([2, -1, 0.5, -3], 3)).toBeCloseTo(2, 12);
+    expect(yesShift([2, -1], 0)).toBe(-3);
+    expect(yesShift([2, -1], 2)).toBe(2);
   });
 
   it("every candidate has its own signature; the L3b +2 candidate is the mechanism test's intervention", () => {
@@ -124,5 +159,78 @@ describe("repair ladder", () => {
         expect(done.recommendation).toMatch(/written, not executed/);
       }
     }
+  });
+
+  it("a repair that only pushes toward 'yes' does not beat the yes-bias control; one that reads the case does", async () => {
+    // 40 yes/no cases; the unmodified model answers by a margin logit(yes) − logit(no) per case:
+    // it misses 10 "yes" cases (margin −0.6), and 10 "no" cases sit even closer to "yes" (−0.5).
+    const margin = (i: number) => (i < 10 ? -0.6 : i < 20 ? 3 : i < 30 ? -0.5 : -4);
+    const yn: FailureCase[] = Array.from({ length: 40 }, (_, i) => ({
+      id: `q${i}`,
+      input: { prompt: `is there a red circle ? ${i}` },
+      expected: i < 20 ? "yes" : "no",
+      tags: [],
+      status: "active",
+      meta: {},
+    }));
+    const index = (prompt: string) => Number(/\? (\d+)/.exec(prompt)![1]);
+    const restated = (prompt: string) => prompt !== `is there a red circle ? ${index(prompt)}`;
+    const marginModel = (rewrite: (i: number) => string): Model => {
+      const m = ruleModel(
+        (input) =>
+          restated(input.prompt) ? rewrite(index(input.prompt)) : margin(index(input.prompt)) > 0 ? "yes" : "no",
+        ["generate", "logits"],
+      );
+      return {
+        ...m,
+        forward: async (input, capture = {}) => {
+          const values = new Float32Array(10);
+          values[5] = margin(index(input.prompt));
+          return {
+            tokens: [],
+            tokenIds: Int32Array.from([1, capture.answer === "no" ? 6 : 5]),
+            imagePositions: new Int32Array(0),
+            answerPositions: capture.answer ? Int32Array.from([1]) : new Int32Array(0),
+            logits: { positions: Int32Array.from([0]), values, vocab: 10 },
+            reductions: {},
+          };
+        },
+      };
+    };
+    const baseYn = new Map(yn.map((c, i) => [c.id, (margin(i) > 0 ? "yes" : "no") === c.expected]));
+    const outputs = new Map(yn.map((c, i) => [c.id, margin(i) > 0 ? "yes" : "no"]));
+    const run = async (model: Model, id: string) => {
+      const log = new EventLog({ runId: id });
+      const ctx = {
+        store: await store(),
+        model,
+        dataset: { id: "d" },
+        evaluators: [yesNo()],
+        images: async () => new Uint8Array(),
+        runId: id,
+      };
+      await climb(ctx, yn, baseYn, log, { maxTier: "L1", alpha: 0.05, baselineOutputs: outputs });
+      return log.all("repair.tested").map((e) => e.payload as Record<string, unknown>)[0]!;
+    };
+    // "restate" here just says yes more often: it fixes the ten missed yeses and breaks the ten near-zero noes
+    const push = await run(
+      marginModel((i) => (margin(i) > -1 ? "yes" : "no")),
+      "push",
+    );
+    expect(push).toMatchObject({ fixed: 10, broken: 10, validated: false });
+    expect(push.yesRatio).toBeCloseTo(30 / 40, 12);
+    expect(push.baselineYesRatio).toBeCloseTo(10 / 40, 12);
+    expect((push.control as { yesRatio: number; beaten: boolean }).beaten).toBe(false);
+    // "restate" here answers every case right: it beats both the baseline and a push to the same yes-ratio
+    const read = await run(
+      marginModel((i) => (i < 20 ? "yes" : "no")),
+      "read",
+    );
+    expect(read).toMatchObject({ fixed: 10, broken: 0, validated: true });
+    const control = read.control as { shift: number; yesRatio: number; fixed: number; beaten: boolean };
+    // pushed to the same yes-ratio, the unmodified model turns the near-zero noes into yeses first
+    expect(control.yesRatio).toBeCloseTo(20 / 40, 12);
+    expect(control).toMatchObject({ fixed: 20, beaten: true });
+    expect(read.bySplit).toMatchObject({ all: { n: 40, fixed: 10, broken: 0 } });
   });
 });

@@ -1,27 +1,33 @@
 /**
  * M5: the mechanism test and the repair ladder. Every candidate is an eval
- * run of the sealed cases through a changed model (a rewritten prompt, a
- * scaffold around the unchanged model, internals read or written), compared
- * with the unmodified baseline on the same cases: exact McNemar on the
- * discordant pairs and the binomial-mixture e-value that the repair fixes more
- * cases than it breaks. Candidates are climbed tier by tier up to the ceiling;
+ * run of the M5 cases through a changed model (a rewritten prompt, a scaffold
+ * around the unchanged model, internals read or written), compared with the
+ * unmodified baseline on the same cases by a paired, cluster-aware one-sided
+ * test (exact McNemar on independent cases, the cluster-robust t on clustered
+ * ones), its p-value made an e-value at the candidate's share of one α budget
+ * shared by the mechanism test and every candidate. On yes/no tasks a candidate
+ * must also beat the yes-bias control: the unmodified model pushed toward the
+ * answer the candidate favours by a logit shift that moves the yes-ratio as far
+ * as the candidate did. Candidates are climbed tier by tier up to the ceiling;
  * the loop never raises the ceiling itself, it recommends.
  */
 import { answerKey, gridPeak, rewrite } from "../analyzers/index.ts";
 import type { FailureCase, GenerateOptions, ImagePixels, Model, ModelInput } from "../core/index.ts";
-import { runEval, type Evaluator } from "../evals/index.ts";
-import { eValueMcNemar, mcnemar } from "../stats/index.ts";
+import { extractYesNo, runEval, type Evaluator } from "../evals/index.ts";
+import { binomialCdf, tCdf } from "../stats/distributions.ts";
+import { clusterMean } from "../stats/index.ts";
 import type { Store } from "../store/index.ts";
 import { cellCentre, zoom } from "./crop.ts";
+import { thresholdE } from "./evalue.ts";
 import type { EventLog } from "./events.ts";
 
 /** The repair ladder's tiers, lowest first: L1 prompt, L2 scaffolds, L3a internals read, L3b internals written, L4 fine-tune recipe. */
 export const TIERS = ["L1", "L2", "L3a", "L3b", "L4"] as const;
 export type Tier = (typeof TIERS)[number];
 
-/** How every M5 comparison with the baseline is tested, as the report states it. */
-export const MCNEMAR_E_METHOD =
-  "exact McNemar p on discordant pairs; e-value = Beta(1,1) binomial-mixture likelihood ratio that fixed/(fixed+broken) > ½ (eValueMcNemar, one-sided)";
+/** How every M5 comparison is tested, as the report states it. */
+export const M5_E_METHOD =
+  "one-sided paired test that the candidate passes more cases (exact McNemar on the discordant pairs when cases are independent; cluster-robust t, CR2 with Bell–McCaffrey df, on the per-case differences when they share clusters — the unit is then the cluster); e = 1/γ·1{p ≤ γ} with γ = α/K, one α budget over the K tests of M5 (the mechanism test and every candidate planned)";
 
 /** A model input decoder for scaffolds that change the image. */
 export type DecodeImage = (bytes: Uint8Array) => ImagePixels;
@@ -206,17 +212,35 @@ export interface PairedOutcome {
   /** Passed in the baseline, fails with the candidate. */
   readonly broken: number;
   readonly delta: number;
+  /** One-sided p-value that the candidate passes more cases than the baseline. */
   readonly p: number;
+  /** The all-or-nothing e-value at `gamma`. */
   readonly e: number;
+  readonly gamma: number;
+  readonly test: "mcnemar" | "cluster-t";
+  readonly unit: "case" | "cluster";
+  readonly clusters?: number;
 }
 
 /**
- * Paired comparison with the baseline on the same cases.
- * Example: baseline [false, false, true], candidate [true, false, true] → `{ fixed: 1, broken: 0, delta: -1/3, p: 1, e: 1 }`.
+ * Paired comparison with the baseline on the same cases, one-sided for "the candidate passes
+ * more". Independent cases: exact McNemar, p = P(X ≥ fixed), X ~ Bin(fixed + broken, ½).
+ * With `clusters` holding several cases: the cluster-robust t (`clusterMean`) on the per-case
+ * differences candidate − baseline, its standard error never below 1/(n + 2) (one more
+ * disagreeing case), so a repair whose effect is + on some images and − on others is not
+ * mistaken for one that helps. e = 1/γ·1{p ≤ γ} at the candidate's share γ of α (default 0.05).
+ * Example: baseline [false, false, true], candidate [true, false, true] → `{ fixed: 1, broken: 0, delta: -1/3, p: 0.5, e: 0 }`.
  */
-export function pairedOutcome(baseline: readonly boolean[], candidate: readonly boolean[]): PairedOutcome {
+export function pairedOutcome(
+  baseline: readonly boolean[],
+  candidate: readonly boolean[],
+  options: { readonly clusters?: readonly string[]; readonly gamma?: number } = {},
+): PairedOutcome {
   if (baseline.length !== candidate.length)
     throw new Error(`pairedOutcome(): ${baseline.length} baseline cases vs ${candidate.length} candidate cases`);
+  if (options.clusters && options.clusters.length !== baseline.length)
+    throw new Error(`pairedOutcome(): ${options.clusters.length} clusters for ${baseline.length} cases`);
+  const gamma = options.gamma ?? 0.05;
   let fixed = 0,
     broken = 0,
     bf = 0,
@@ -229,6 +253,19 @@ export function pairedOutcome(baseline: readonly boolean[], candidate: readonly 
     if (b && !c) broken++;
   });
   const n = baseline.length;
+  const clustered = options.clusters !== undefined && new Set(options.clusters).size < n;
+  let p: number;
+  let groups: number | undefined;
+  if (clustered) {
+    const d = candidate.map((c, i) => (c ? 1 : 0) - (baseline[i] ? 1 : 0));
+    const c = clusterMean(d, options.clusters!);
+    groups = c.clusters;
+    const se = Math.max(c.se, 1 / (n + 2));
+    p = c.clusters < 2 ? 1 : Math.min(1, tCdf(-c.mean / se, c.df));
+  } else {
+    const k = fixed + broken;
+    p = k === 0 ? 1 : Math.min(1, fixed === 0 ? 1 : 1 - binomialCdf(fixed - 1, k, 0.5));
+  }
   return {
     n,
     baselineFailures: bf,
@@ -236,8 +273,93 @@ export function pairedOutcome(baseline: readonly boolean[], candidate: readonly 
     fixed,
     broken,
     delta: n ? (cf - bf) / n : NaN,
-    p: mcnemar(broken, fixed),
-    e: eValueMcNemar(broken, fixed, { alternative: "greater" }),
+    p,
+    e: thresholdE(p, gamma),
+    gamma,
+    test: clustered ? "cluster-t" : "mcnemar",
+    unit: clustered ? "cluster" : "case",
+    ...(groups !== undefined ? { clusters: groups } : {}),
+  };
+}
+
+/** The clusters of M5's cases for its paired tests, or undefined when no case names one. */
+export function caseClusters(cases: readonly FailureCase[]): string[] | undefined {
+  return cases.some((c) => c.cluster !== undefined) ? cases.map((c) => c.cluster ?? `id:${c.id}`) : undefined;
+}
+
+/** True when every case expects a yes/no answer (POPE-style): the yes-bias control applies. */
+export function isYesNoTask(cases: readonly FailureCase[]): boolean {
+  return (
+    cases.length > 0 &&
+    cases.every((c) =>
+      ["yes", "no"].includes(
+        String(c.expected ?? "")
+          .trim()
+          .toLowerCase(),
+      ),
+    )
+  );
+}
+
+/** Share of outputs whose answer reads "yes" (the evaluators' own yes/no extraction). */
+export function yesRatio(outputs: readonly string[]): number {
+  if (!outputs.length) return NaN;
+  return outputs.filter((o) => extractYesNo(o).answer === "yes").length / outputs.length;
+}
+
+const answerIds = new WeakMap<Model, Promise<{ yes: number; no: number }>>();
+
+/** The token ids of "yes" and "no" as the model's tokenizer writes a first answer token. */
+async function yesNoIds(model: Model, input: ModelInput): Promise<{ yes: number; no: number }> {
+  let ids = answerIds.get(model);
+  if (!ids) {
+    const first = async (answer: string) => {
+      const t = await model.forward(input, { answer });
+      if (!t.answerPositions.length) throw new Error(`M5 control: the model gives no answer token for '${answer}'`);
+      return t.tokenIds[t.answerPositions[0]!]!;
+    };
+    ids = (async () => ({ yes: await first("yes"), no: await first("no") }))();
+    answerIds.set(model, ids);
+  }
+  return ids;
+}
+
+/**
+ * The unmodified model's margin logit(yes) − logit(no) at the first answer token: greedy
+ * decoding answers "yes" when it is positive (when yes and no are its two leading tokens).
+ */
+export async function yesNoMargin(model: Model, input: ModelInput): Promise<number> {
+  const ids = await yesNoIds(model, input);
+  const t = await model.forward(input, { logitsAt: [-1] });
+  if (!t.logits) throw new Error("M5 control: the model returned no logits");
+  const v = t.logits.values;
+  return v[ids.yes]! - v[ids.no]!;
+}
+
+/**
+ * The logit shift Δ on "yes" that makes `target` of these margins positive: the yes-bias
+ * control answers "yes" exactly when margin + Δ > 0. Between two margins Δ sits halfway, so the
+ * control's yes count is `target` unless margins tie.
+ * Example: `yesShift([2, -1, 0.5, -3], 1)` → −1.25 (only the 2 stays positive).
+ */
+export function yesShift(margins: readonly number[], target: number): number {
+  const sorted = [...margins].sort((a, b) => b - a);
+  const k = Math.max(0, Math.min(sorted.length, Math.round(target)));
+  if (sorted.length === 0) return 0;
+  if (k === 0) return -sorted[0]! - 1;
+  if (k === sorted.length) return -sorted[k - 1]! + 1;
+  return -(sorted[k - 1]! + sorted[k]!) / 2;
+}
+
+/** The yes-bias control as a candidate: the unmodified model, its yes/no logits shifted by `shift`, greedy. */
+export function yesShiftCandidate(shift: number): Candidate {
+  const rounded = Number(shift.toFixed(4));
+  return {
+    tier: "mechanism",
+    signature: `control:yes-shift:${rounded}`,
+    name: `yes-bias control (logit(yes) ${rounded >= 0 ? "+" : ""}${rounded})`,
+    description: `the unmodified model with ${rounded} added to the logit of "yes" against "no" at the first answer token: a one-way push toward ${rounded >= 0 ? "yes" : "no"} that moves the yes-ratio as far as the candidate did`,
+    generate: async (base, input) => ((await yesNoMargin(base, input)) + rounded > 0 ? "yes" : "no"),
   };
 }
 
@@ -256,16 +378,21 @@ function slug(signature: string): string {
   return signature.replace(/[^\w.-]+/g, "_");
 }
 
+/** A candidate's eval run on the M5 cases: per case (in `cases` order) whether it passed and what it answered. */
+export interface CandidateRun {
+  readonly passed: readonly boolean[];
+  readonly outputs: readonly string[];
+}
+
 /**
- * Runs one candidate on the sealed cases as a resumable eval run (a killed
- * run resumes without re-judging what it stored) and compares it with the baseline.
+ * Runs one candidate on the M5 cases as a resumable eval run (a killed run resumes
+ * without re-judging what it stored; a finished one is read back, never run twice).
  */
-export async function evaluateCandidate(
+export async function runCandidate(
   ctx: RepairContext,
   candidate: Candidate,
   cases: readonly FailureCase[],
-  baseline: ReadonlyMap<string, boolean>,
-): Promise<PairedOutcome> {
+): Promise<CandidateRun> {
   const runId = `${ctx.runId}-m5-${slug(candidate.signature)}`;
   const existing = await ctx.store.getRun(runId);
   if (existing?.status !== "finished")
@@ -278,20 +405,85 @@ export async function evaluateCandidate(
       ...(existing ? { resume: runId } : {}),
       variant: candidate.signature,
       images: ctx.images,
-      cluster: true,
+      cluster: cases.some((c) => c.cluster !== undefined),
       generation: { maxNewTokens: ctx.maxNewTokens ?? 24 },
       modelIdentity: { key: `${ctx.model.spec.key}+${candidate.signature}` },
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
   if (ctx.signal?.aborted) throw new Error("cancelled during M5");
-  const passed = new Map((await ctx.store.items(runId)).map((i) => [i.caseId, i.passed]));
-  return pairedOutcome(
-    cases.map((c) => baseline.get(c.id)!),
-    cases.map((c) => {
-      const p = passed.get(c.id);
-      if (p === undefined) throw new Error(`M5: candidate run '${runId}' has no result for case '${c.id}'`);
-      return p;
-    }),
+  const items = new Map((await ctx.store.items(runId)).map((i) => [i.caseId, i]));
+  const rows = cases.map((c) => {
+    const item = items.get(c.id);
+    if (item === undefined) throw new Error(`M5: candidate run '${runId}' has no result for case '${c.id}'`);
+    return item;
+  });
+  return { passed: rows.map((r) => r.passed), outputs: rows.map((r) => r.output) };
+}
+
+/**
+ * Runs one candidate on the M5 cases (see `runCandidate`) and compares it with the
+ * baseline on them (`pairedOutcome`, cluster-aware, at level `gamma`).
+ */
+export async function evaluateCandidate(
+  ctx: RepairContext,
+  candidate: Candidate,
+  cases: readonly FailureCase[],
+  baseline: ReadonlyMap<string, boolean>,
+  gamma = 0.05,
+): Promise<PairedOutcome & { run: CandidateRun }> {
+  const run = await runCandidate(ctx, candidate, cases);
+  const clusters = caseClusters(cases);
+  return {
+    ...pairedOutcome(
+      cases.map((c) => baseline.get(c.id)!),
+      run.passed,
+      { ...(clusters ? { clusters } : {}), gamma },
+    ),
+    run,
+  };
+}
+
+/** Per split (the cases' `split`, e.g. POPE's random / popular / adversarial): what a candidate did there. */
+export type SplitResults = Record<
+  string,
+  {
+    readonly n: number;
+    readonly fixed: number;
+    readonly broken: number;
+    readonly baselineYesRatio?: number;
+    readonly candidateYesRatio?: number;
+  }
+>;
+
+/** A candidate's fixed/broken counts (and yes-ratios on yes/no tasks) split by the cases' `split`. */
+export function bySplit(
+  cases: readonly FailureCase[],
+  baseline: readonly boolean[],
+  candidate: readonly boolean[],
+  outputs?: { readonly baseline: readonly string[]; readonly candidate: readonly string[] },
+): SplitResults {
+  const out: Record<string, { n: number; fixed: number; broken: number; b: string[]; c: string[] }> = {};
+  cases.forEach((c, i) => {
+    const key = c.split ?? "all";
+    const row = (out[key] ??= { n: 0, fixed: 0, broken: 0, b: [], c: [] });
+    row.n++;
+    if (!baseline[i] && candidate[i]) row.fixed++;
+    if (baseline[i] && !candidate[i]) row.broken++;
+    if (outputs) {
+      row.b.push(outputs.baseline[i]!);
+      row.c.push(outputs.candidate[i]!);
+    }
+  });
+  return Object.fromEntries(
+    Object.entries(out).map(([k, r]) => [
+      k,
+      {
+        n: r.n,
+        fixed: r.fixed,
+        broken: r.broken,
+        ...(outputs ? { baselineYesRatio: yesRatio(r.b), candidateYesRatio: yesRatio(r.c) } : {}),
+      },
+    ]),
   );
 }
 
@@ -302,15 +494,39 @@ export interface RepairOptions {
   /** +1: raise attention on image tokens (failures attend less to the image); −1: lower it. */
   readonly imageBiasSign?: 1 | -1;
   readonly hypothesis?: { readonly id: string; readonly signal: string; readonly mechanism: string } | null;
-  /** Already-run candidates by signature (e.g. the mechanism test), reused instead of run twice. */
-  readonly done?: ReadonlyMap<string, PairedOutcome>;
+  /** Signatures of candidates already run as the mechanism test (their stored run is read back, not run again). */
+  readonly done?: ReadonlySet<string>;
+  /** Tests of M5 outside the ladder that share α with it (the mechanism test): default 0. */
+  readonly otherTests?: number;
+  /** The baseline's answers on the M5 cases (for yes-ratios and the yes-bias control). */
+  readonly baselineOutputs?: ReadonlyMap<string, string>;
+  /** Where M5's cases come from, as the report states it ("reused: …" or a repair split). */
+  readonly casesNote?: string;
+}
+
+/** The ladder's candidates up to `maxTier` that `climb` will try (so the α budget can be set before M5 starts). */
+export function plannedCandidates(
+  model: Model,
+  cases: readonly FailureCase[],
+  options: Pick<RepairOptions, "maxTier" | "decodeImage" | "imageBiasSign">,
+): { planned: Candidate[]; skipped: { name: string; reason: string }[] } {
+  const ceiling = TIERS.indexOf(options.maxTier);
+  const { candidates, skipped } = ladder(model, {
+    decodeImage: options.decodeImage,
+    imageBiasSign: options.imageBiasSign,
+    hasImages: cases.some((c) => c.input.image !== undefined),
+  });
+  return { planned: candidates.filter((c) => TIERS.indexOf(c.tier as Tier) <= ceiling), skipped };
 }
 
 /**
- * Climbs the ladder up to `maxTier` on the sealed cases; logs `repair.tested`
- * per candidate and `repairs.finished` with the outcome and recommendation.
- * A candidate is validated when its e-value reaches K/α (K = the candidates
- * planned, a Bonferroni split of α over them) and it fixes more than it breaks.
+ * Climbs the ladder up to `maxTier` on the M5 cases; logs `repair.tested` per
+ * candidate and `repairs.finished` with the outcome and recommendation.
+ * One α budget: with K = the candidates planned + `otherTests` (the mechanism
+ * test), each test gets γ = α/K. A candidate is validated when its one-sided
+ * paired p-value against the baseline is ≤ γ (e = 1/γ) and it fixes more than it
+ * breaks — and, on yes/no tasks, when it also beats its yes-bias control the
+ * same way (both must hold, so no further α is spent).
  */
 export async function climb(
   ctx: RepairContext,
@@ -320,23 +536,55 @@ export async function climb(
   options: RepairOptions,
 ): Promise<{ fixedBy: string | null }> {
   const ceiling = TIERS.indexOf(options.maxTier);
-  const { candidates, skipped } = ladder(ctx.model, {
-    decodeImage: options.decodeImage,
-    imageBiasSign: options.imageBiasSign,
-    hasImages: cases.some((c) => c.input.image !== undefined),
-  });
-  const planned = candidates.filter((c) => TIERS.indexOf(c.tier as Tier) <= ceiling);
+  const { planned, skipped } = plannedCandidates(ctx.model, cases, options);
   for (const s of skipped) log.append("M5", "problem", { what: s.name, why: `not tried: ${s.reason}` });
-  const threshold = Math.max(1, planned.length) / options.alpha;
-  const tried = new Map(options.done ?? []);
+  const K = Math.max(1, planned.length + (options.otherTests ?? 0));
+  const gamma = options.alpha / K;
+  const clusters = caseClusters(cases);
+  const base = cases.map((c) => baseline.get(c.id)!);
+  const yesNo = isYesNoTask(cases) && options.baselineOutputs !== undefined;
+  const baseOutputs = yesNo ? cases.map((c) => options.baselineOutputs!.get(c.id) ?? "") : undefined;
+  let margins: number[] | undefined;
+  const marginsFor = async () => {
+    if (margins) return margins;
+    const out: number[] = [];
+    for (const c of cases) {
+      if (ctx.signal?.aborted) throw new Error("cancelled during M5");
+      const image = c.input.image !== undefined ? await ctx.images(c.input.image, c) : undefined;
+      out.push(await yesNoMargin(ctx.model, { prompt: c.input.prompt, ...(image ? { image } : {}) }));
+    }
+    return (margins = out);
+  };
   let fixedBy: string | null = null;
+  let tried = 0;
   for (const tier of TIERS.slice(0, ceiling + 1)) {
     if (tier === "L4") break;
     for (const candidate of planned.filter((c) => c.tier === tier)) {
-      const reused = tried.get(candidate.signature);
-      const outcome = reused ?? (await evaluateCandidate(ctx, candidate, cases, baseline));
-      tried.set(candidate.signature, outcome);
-      const validated = outcome.e >= threshold && outcome.fixed > outcome.broken;
+      const outcome = await evaluateCandidate(ctx, candidate, cases, baseline, gamma);
+      tried++;
+      const { run, ...vsBaseline } = outcome;
+      let control: Record<string, unknown> | undefined;
+      let beatsControl = true;
+      if (yesNo && ctx.model.capabilities.has("logits")) {
+        const candidateYes = yesRatio(run.outputs);
+        const shift = yesShift(await marginsFor(), Math.round(candidateYes * cases.length));
+        const controlRun = await runCandidate(ctx, yesShiftCandidate(shift), cases);
+        const vsControl = pairedOutcome(controlRun.passed, run.passed, { ...(clusters ? { clusters } : {}), gamma });
+        beatsControl = vsControl.p <= gamma && vsControl.fixed > vsControl.broken;
+        control = {
+          shift: Number(shift.toFixed(4)),
+          yesRatio: yesRatio(controlRun.outputs),
+          failures: controlRun.passed.filter((p) => !p).length,
+          fixed: vsControl.fixed,
+          broken: vsControl.broken,
+          p: vsControl.p,
+          e: vsControl.e,
+          beaten: beatsControl,
+          bySplit: bySplit(cases, controlRun.passed, run.passed),
+        };
+      }
+      const validated = vsBaseline.p <= gamma && vsBaseline.fixed > vsBaseline.broken && beatsControl;
+      const reused = options.done?.has(candidate.signature);
       log.append("M5", "repair.tested", {
         tier,
         candidate: candidate.name,
@@ -344,9 +592,18 @@ export async function climb(
         description:
           candidate.description +
           (reused ? " (result reused: the identical candidate already ran as the mechanism test)" : ""),
-        ...outcome,
-        eMethod: `${MCNEMAR_E_METHOD}; validated when e ≥ K/α = ${threshold.toFixed(0)} (K = ${planned.length} candidates) and fixed > broken`,
+        ...vsBaseline,
+        eMethod: `${M5_E_METHOD}; here K = ${K} (${planned.length} candidates${options.otherTests ? ` + ${options.otherTests} mechanism test` : ""}), γ = ${gamma.toPrecision(3)}; validated when p ≤ γ and fixed > broken${yesNo ? ", against the baseline and against the yes-bias control" : ""}`,
         validated,
+        ...(baseOutputs ? { yesRatio: yesRatio(run.outputs), baselineYesRatio: yesRatio(baseOutputs) } : {}),
+        bySplit: bySplit(
+          cases,
+          base,
+          run.passed,
+          baseOutputs ? { baseline: baseOutputs, candidate: run.outputs } : undefined,
+        ),
+        ...(control ? { control } : {}),
+        ...(options.casesNote ? { cases: options.casesNote } : {}),
       });
       if (validated && !fixedBy) fixedBy = `${tier} ${candidate.name}`;
     }
@@ -354,7 +611,7 @@ export async function climb(
   }
   const next = TIERS[ceiling + 1];
   const recommendation = fixedBy
-    ? `${fixedBy} repairs significantly more sealed cases than it breaks; re-test it on fresh cases before shipping`
+    ? `${fixedBy} repairs significantly more M5 cases than it breaks${yesNo ? " and beats the yes-bias control" : ""}; re-test it on fresh cases before shipping`
     : options.maxTier === "L4"
       ? "no candidate up to L3b validated; the L4 fine-tune recipe below was written, not executed"
       : `no candidate up to ${options.maxTier} validated; raise the ceiling to ${next} (--max-tier ${next}) to go further — the loop does not escalate itself`;
@@ -366,7 +623,9 @@ export async function climb(
     maxTier: options.maxTier,
     fixedBy,
     recommendation,
-    candidates: tried.size,
+    candidates: tried,
+    budget: { alpha: options.alpha, tests: K, gamma },
+    ...(options.casesNote ? { cases: options.casesNote } : {}),
     ...(recipe ? { recipe } : {}),
   });
   return { fixedBy };

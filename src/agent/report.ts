@@ -70,6 +70,11 @@ export function buildReport(events: readonly RunEvent[]): Report {
       eValue: d ? d.association.e : null,
       p: d ? d.association.p : null,
       eMethod: d?.association.eMethod ?? "",
+      ...(d?.association.unit ? { unit: d.association.unit } : {}),
+      ...(d?.association.clusters !== undefined ? { clusters: d.association.clusters } : {}),
+      ...(d?.association.testDescription ? { testDescription: d.association.testDescription } : {}),
+      ...(h.exploreP !== undefined ? { exploreP: h.exploreP } : {}),
+      ...(d?.weight !== undefined ? { weight: d.weight, gamma: d.gamma } : {}),
       verdict: d?.verdict ?? "INCONCLUSIVE",
       reason: d?.reason ?? "not decided: the run stopped before M4",
       gates: d ? { statistical: d.statisticalGate, protocol: d.protocolGate } : null,
@@ -85,8 +90,12 @@ export function buildReport(events: readonly RunEvent[]): Report {
   const stages = all("stage.finished").map((e) => ({ stage: String(e.payload.stage), ms: Number(e.payload.ms) }));
   const problems = all("problem").map((e) => ({ what: String(e.payload.what), why: String(e.payload.why) }));
   const methods = new Set<string>();
-  for (const f of tested) if (!f.association.untestable) methods.add(`${f.association.test}: ${f.association.eMethod}`);
-  for (const h of hypotheses) if (h.eMethod) methods.add(`sealed ${h.test} (one-sided): ${h.eMethod}`);
+  for (const f of tested)
+    if (!f.association.untestable)
+      methods.add(`${f.association.testDescription ?? f.association.test}: ${f.association.eMethod}`);
+  // The sealed e-value method carries each hypothesis' own w and γ; list the construction once.
+  for (const h of hypotheses)
+    if (h.eMethod) methods.add(`sealed ${h.test} (one-sided): ${h.eMethod.replace(/; here w = .*$/, "")}`);
 
   const probe = first("probe.finished")?.payload as Report["probe"] | undefined;
   // An investigation labels its cases in M1: the label distribution is the probe's.
@@ -99,8 +108,7 @@ export function buildReport(events: readonly RunEvent[]): Report {
   );
   const repairsDone = first("repairs.finished")?.payload as Payload | undefined;
   for (const r of repairEvents) methods.add(`repair ${r.tier}: ${r.eMethod}`);
-  if (intervention)
-    methods.add("mechanism test: exact McNemar + e-value Beta(1,1) binomial mixture on discordant pairs");
+  if (intervention) methods.add(`mechanism test: ${String((intervention as { eMethod?: string }).eMethod ?? "")}`);
 
   const report = {
     format: "evalrx-report",
@@ -131,6 +139,7 @@ export function buildReport(events: readonly RunEvent[]): Report {
             exploreN: Number((split.explore as Payload).n),
             sealedN: Number((split.sealed as Payload).n),
             ...(split.clusters !== undefined && split.clusters !== null ? { clusters: Number(split.clusters) } : {}),
+            ...(split.repair ? { repairN: Number((split.repair as Payload).n) } : {}),
           }
         : null,
     },
@@ -162,6 +171,9 @@ export function buildReport(events: readonly RunEvent[]): Report {
         selected: f.selected,
         ...(f.association.untestable ? { untestable: f.association.untestable } : {}),
         figure: f.figure,
+        ...(f.association.unit ? { unit: f.association.unit } : {}),
+        ...(f.association.clusters !== undefined ? { clusters: f.association.clusters } : {}),
+        ...(f.association.testDescription ? { testDescription: f.association.testDescription } : {}),
       })),
     },
     hypotheses,
@@ -177,6 +189,10 @@ export function buildReport(events: readonly RunEvent[]): Report {
             fixedBy: (repairsDone.fixedBy as string | null) ?? null,
             recommendation: String(repairsDone.recommendation ?? ""),
             ...(repairsDone.recipe ? { recipe: repairsDone.recipe as Record<string, unknown> } : {}),
+            ...(repairsDone.budget
+              ? { budget: repairsDone.budget as { alpha: number; tests: number; gamma: number } }
+              : {}),
+            ...(repairsDone.cases ? { cases: String(repairsDone.cases) } : {}),
           },
         }
       : {}),

@@ -227,19 +227,30 @@ export function renderReportHtml(report: Report): string {
     `<h2>Verdicts (M4, sealed split)</h2>`,
     report.hypotheses.length
       ? table(
-          ["", "signal", "direction", "explore effect", "sealed n", "sealed effect [95%]", "e-value", "verdict"],
+          [
+            "",
+            "signal",
+            "direction",
+            "explore effect",
+            "sealed n",
+            "test (unit)",
+            "sealed effect [95%]",
+            "e-value",
+            "verdict",
+          ],
           report.hypotheses.map((h) => [
             e(h.id),
             e(h.signal),
             e(h.direction),
             `${e(h.exploreEffect.name)} ${n(h.exploreEffect.value)}`,
             e(h.sealedN ?? "—"),
+            `${e(h.test)} (${e(h.unit ?? "case")}${h.clusters !== undefined ? `, ${e(h.clusters)} clusters` : ""})`,
             h.sealedEffect ? `${n(h.sealedEffect.value)} [${n(h.sealedEffect.lo)}, ${n(h.sealedEffect.hi)}]` : "—",
             n(h.eValue),
             `<span class="${verdictClass(h.verdict)}">${e(h.verdict)}</span>`,
           ]),
         )
-      : `<p>No hypothesis: no signal survived e-BH on the exploration split${report.problems.length ? " (see “What could not be tested, and why” below)" : ""}.</p>`,
+      : `<p>No hypothesis: no signal passed the screen on the exploration split${report.problems.length ? " (see “What could not be tested, and why” below)" : ""}.</p>`,
     forest(report.hypotheses),
     report.hypotheses.length
       ? `<p class="legend"><span style="color:${COLORS.explore}">●</span> exploration <span style="color:${COLORS.sealed}">●</span> sealed — distance from the null</p>`
@@ -250,7 +261,7 @@ export function renderReportHtml(report: Report): string {
       `<h3>${e(h.id)}: ${e(h.mechanism)}</h3>`,
       `<p>${e(h.statement)}</p><p><b>Refutation:</b> ${e(h.refutation)}</p>`,
       `<p><b>${e(h.verdict)}</b>: ${e(h.reason)}</p>`,
-      `<p class="small">Evidence chain: stated at event #${e(h.evidence.stated)}, frozen at #${e(h.evidence.frozen ?? "—")}, sealed split opened at #${e(h.evidence.sealedOpened ?? "—")}, decided at #${e(h.evidence.decided ?? "—")}. Test: ${e(h.test)}; ${e(h.eMethod)}.</p>`,
+      `<p class="small">Evidence chain: stated at event #${e(h.evidence.stated)}, frozen at #${e(h.evidence.frozen ?? "—")}, sealed split opened at #${e(h.evidence.sealedOpened ?? "—")}, decided at #${e(h.evidence.decided ?? "—")}. Test: ${e(h.testDescription ?? h.test)}; ${e(h.eMethod)}.</p>`,
     );
   }
   if (report.intervention) {
@@ -258,7 +269,18 @@ export function renderReportHtml(report: Report): string {
     sections.push(
       `<h2>M5 mechanism test</h2><p>${e(iv.description)}</p>`,
       table(
-        ["hypothesis", "n", "baseline failures", "with intervention", "Δ", "p", "e", "causal"],
+        [
+          "hypothesis",
+          "n",
+          "baseline failures",
+          "with intervention",
+          "Δ",
+          "test (unit)",
+          "p",
+          "e",
+          "yes-ratio",
+          "causal",
+        ],
         [
           [
             e(iv.hypothesis),
@@ -266,8 +288,10 @@ export function renderReportHtml(report: Report): string {
             e(iv.baselineFailures),
             e(iv.interventionFailures),
             n(iv.delta),
+            `${e(iv.test ?? "mcnemar")} (${e(iv.unit ?? "case")})`,
             n(iv.p),
             n(iv.e),
+            iv.yesRatio !== undefined ? `${n(iv.baselineYesRatio ?? null)} → ${n(iv.yesRatio)}` : "—",
             iv.causal ? "yes" : "no",
           ],
         ],
@@ -279,8 +303,25 @@ export function renderReportHtml(report: Report): string {
     const r = report.repairs;
     sections.push(
       `<h2>Repair ladder (ceiling ${e(r.maxTier)})</h2>`,
+      r.cases || r.budget
+        ? `<p class="small">${r.cases ? `Cases: ${e(r.cases)}. ` : ""}${r.budget ? `One α budget: ${e(r.budget.tests)} tests at γ = α/${e(r.budget.tests)} = ${n(r.budget.gamma)} each.` : ""}</p>`
+        : "",
       table(
-        ["tier", "candidate", "n", "fixed", "broken", "Δ failure rate", "p (McNemar)", "e", "validated"],
+        [
+          "tier",
+          "candidate",
+          "n",
+          "fixed",
+          "broken",
+          "Δ failure rate",
+          "test (unit)",
+          "p",
+          "e",
+          "yes-ratio",
+          "vs yes-bias control",
+          "by split (fixed/broken)",
+          "validated",
+        ],
         r.candidates.map((c) => [
           e(c.tier),
           `${e(c.candidate)}<br><span class="small">${e(c.description)}</span>`,
@@ -288,8 +329,18 @@ export function renderReportHtml(report: Report): string {
           e(c.fixed),
           e(c.broken),
           n(c.delta),
+          `${e(c.test ?? "mcnemar")} (${e(c.unit ?? "case")})`,
           n(c.p),
           n(c.e),
+          c.yesRatio !== undefined ? `${n(c.baselineYesRatio ?? null)} → ${n(c.yesRatio)}` : "—",
+          c.control
+            ? `${c.control.beaten ? "beaten" : "not beaten"}: fixed ${e(c.control.fixed)} / broken ${e(c.control.broken)}, p ${n(c.control.p)} (control yes-ratio ${n(c.control.yesRatio)})`
+            : "—",
+          c.bySplit
+            ? Object.entries(c.bySplit)
+                .map(([k, v]) => `${e(k)} ${e(v.fixed)}/${e(v.broken)}`)
+                .join(", ")
+            : "—",
           c.validated ? `<span class="ok">yes</span>` : "no",
         ]),
       ),

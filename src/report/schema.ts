@@ -51,6 +51,10 @@ const SignalRow = v.object({
   selected: v.boolean(),
   untestable: v.optional(text),
   figure: v.optional(Figure),
+  /** The unit of inference ("case" or "cluster") and the test in words (added in 1.x; older reports lack them). */
+  unit: v.optional(name),
+  clusters: v.optional(v.number()),
+  testDescription: v.optional(text),
 });
 
 const Verdict = v.picklist(["SUPPORTED", "REFUTED", "INCONCLUSIVE"]);
@@ -82,9 +86,27 @@ const HypothesisRow = v.object({
     }),
   ),
   evidence: v.object({ stated: num, frozen: num, sealedOpened: num, decided: num }),
+  /** The sealed test's unit of inference and description, and the hypothesis' share of α (weight w, level γ). */
+  unit: v.optional(name),
+  clusters: v.optional(v.number()),
+  testDescription: v.optional(text),
+  exploreP: v.optional(num),
+  weight: v.optional(num),
+  gamma: v.optional(num),
 });
 
 const Problem = v.object({ what: name, why: text });
+
+const SplitResults = v.record(
+  name,
+  v.object({
+    n: v.number(),
+    fixed: v.number(),
+    broken: v.number(),
+    baselineYesRatio: v.optional(num),
+    candidateYesRatio: v.optional(num),
+  }),
+);
 
 const RepairRow = v.object({
   tier: name,
@@ -100,6 +122,32 @@ const RepairRow = v.object({
   e: num,
   eMethod: text,
   validated: v.boolean(),
+  /** The paired test and its unit, the candidate's level γ in the one M5 budget (added in 1.x). */
+  test: v.optional(name),
+  unit: v.optional(name),
+  clusters: v.optional(v.number()),
+  gamma: v.optional(num),
+  /** Yes/no tasks: the candidate's and the baseline's yes-ratio on the M5 cases. */
+  yesRatio: v.optional(num),
+  baselineYesRatio: v.optional(num),
+  /** Fixed/broken (and yes-ratios) per split of the cases (POPE's random / popular / adversarial). */
+  bySplit: v.optional(SplitResults),
+  /** Yes/no tasks: the yes-bias control the candidate had to beat. */
+  control: v.optional(
+    v.object({
+      shift: v.number(),
+      yesRatio: num,
+      failures: v.number(),
+      fixed: v.number(),
+      broken: v.number(),
+      p: num,
+      e: num,
+      beaten: v.boolean(),
+      bySplit: v.optional(SplitResults),
+    }),
+  ),
+  /** Where M5's cases came from (a repair split, or reused from M4). */
+  cases: v.optional(text),
 });
 
 /** The whole report (version `REPORT_VERSION`): what `validateReport` checks and `Report` is inferred from. */
@@ -132,6 +180,8 @@ export const ReportSchema = v.object({
         exploreN: v.number(),
         sealedN: v.number(),
         clusters: v.optional(v.number()),
+        /** Cases kept apart for M5 (a repair split), when there is one. */
+        repairN: v.optional(v.number()),
       }),
     ),
   }),
@@ -186,6 +236,13 @@ export const ReportSchema = v.object({
         e: num,
         causal: v.boolean(),
         note: text,
+        test: v.optional(name),
+        unit: v.optional(name),
+        clusters: v.optional(v.number()),
+        gamma: v.optional(num),
+        yesRatio: v.optional(num),
+        baselineYesRatio: v.optional(num),
+        cases: v.optional(text),
       }),
     ),
   ),
@@ -196,6 +253,9 @@ export const ReportSchema = v.object({
       fixedBy: v.nullable(name),
       recommendation: text,
       recipe: v.optional(v.record(name, v.unknown())),
+      /** One α budget over M5: K tests, each at γ = α/K. */
+      budget: v.optional(v.object({ alpha: v.number(), tests: v.number(), gamma: v.number() })),
+      cases: v.optional(text),
     }),
   ),
   eValueMethods: v.array(text),
