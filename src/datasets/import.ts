@@ -204,15 +204,13 @@ export async function* importStream(
     yield* finish(one(logBatch(await readInspectArchive(replay, { image }), options)), options, true, resolve);
     return;
   }
-  // lm-eval samples as one JSON document (a list, or an aggregate results file given as lm-eval) are read whole.
+  // One JSON list in a .jsonl file (lm-eval wrote its samples so before 2024), or an lm-eval document that is no
+  // JSONL (an aggregate results file given as lm-eval), is read whole.
   const body = (typeof head === "string" ? head : new TextDecoder().decode(head)).replace(/^\uFEFF/, "").trimStart();
-  const lmEvalDocument = body.startsWith("[") || (body.startsWith("{") && !looksLikeJsonl(body));
-  if (
-    detected === "json" ||
-    detected === "inspect" ||
-    detected === "promptfoo" ||
-    (detected === "lm-eval" && lmEvalDocument)
-  ) {
+  const document =
+    (detected === "jsonl" || detected === "lm-eval") &&
+    (body.startsWith("[") || (detected === "lm-eval" && body.startsWith("{") && !looksLikeJsonl(body)));
+  if (detected === "json" || detected === "inspect" || detected === "promptfoo" || document) {
     const read = readJsonFile(await readAll(replay), detected, options);
     onFormat?.(read.format);
     yield* finish(read.batches, options, LOG_FORMATS.includes(read.format));
@@ -275,6 +273,8 @@ function readJsonFile(
   try {
     value = parseJson(text);
   } catch (error) {
+    // A .jsonl file that only started like a JSON list: its lines are read one by one after all.
+    if (detected === "jsonl") return { format: "jsonl", batches: jsonlBatches(text, options) };
     // One JSON object per line in a file named .json (lm-eval wrote its samples so in 2024), too long a first line to tell from the head.
     if ((detected === "json" || detected === "lm-eval") && looksLikeJsonl(text.trimStart())) {
       const lmEval = isLmEvalSample(parseJson(text.trimStart().split("\n", 1)[0]!));

@@ -299,6 +299,15 @@ describe("lm-evaluation-harness", () => {
     expect(r.cases[0]!.input.prompt).toMatch(/^Question: Tom has 2 apples/);
   });
 
+  it("samples written as one JSON list into a .jsonl file (before 2024) are found by their content", async () => {
+    const list = log("samples_gsm8k_2024-05-20T10-00-00.123456.json");
+    const r = await importDataset(list, { name: "hf_gsm8k.jsonl" });
+    expect([r.format, r.cases.length, r.label?.column]).toEqual(["lm-eval", 10, "exact_match"]);
+    // A JSONL file that merely starts with a list line is still read line by line.
+    const lines = await importDataset('[1, 2]\n{"input": "a"}\n', { name: "rows.jsonl" });
+    expect([lines.format, lines.cases.length, lines.problems.map((p) => p.line)]).toEqual(["jsonl", 1, [1]]);
+  });
+
   it("samples written one per line into a .json file are found by their content", async () => {
     const name = "samples_arc_easy_2024-05-29T10-00-00.123456.json";
     expect(detectFormat(name, log(name))).toBe("lm-eval");
