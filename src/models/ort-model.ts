@@ -226,7 +226,8 @@ export async function loadOrtModel(
   }
 }
 
-interface Parts {
+/** What an `OrtModel` is made of: its spec, tokenizer, sessions and what the graphs said (built by the loader or `wrap`). */
+export interface OrtModelParts {
   spec: ModelSpec;
   text: TextConfig;
   codec: TextCodec;
@@ -244,6 +245,8 @@ interface Parts {
   pastHeadDim: number;
   image: ImageProcessing | undefined;
   imageTokenId: number | undefined;
+  /** False when the sessions belong to the caller (`wrap`): `dispose` then releases only the sessions it made. */
+  ownsSessions?: boolean;
 }
 
 interface Encoded {
@@ -262,7 +265,7 @@ export class OrtModel implements Model {
   /** The decoder's full attention status (plain data): found, layers, sites, fused ops, reason, advice. */
   readonly attentionStatus: AttentionStatus;
   readonly codec: TextCodec;
-  private readonly p: Parts;
+  private readonly p: OrtModelParts;
   private readonly pastNames: string[];
   private readonly attentionNames: string[];
   private readonly hiddenNames: string[];
@@ -272,7 +275,7 @@ export class OrtModel implements Model {
   private biased?: Promise<{ session: Session; inputs: readonly string[] }>;
   private disposed = false;
 
-  constructor(parts: Parts) {
+  constructor(parts: OrtModelParts) {
     this.p = parts;
     this.spec = parts.spec;
     this.attentionStatus = parts.attentionStatus;
@@ -647,7 +650,7 @@ export class OrtModel implements Model {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    const sessions = [this.p.vision, this.p.embed, this.p.decoder, this.p.lmHead];
+    const sessions = this.p.ownsSessions === false ? [] : [this.p.vision, this.p.embed, this.p.decoder, this.p.lmHead];
     const biased = this.biased ? await this.biased.catch(() => undefined) : undefined;
     if (biased) sessions.push(biased.session);
     await Promise.all(sessions.map((s) => s?.release()));

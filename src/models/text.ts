@@ -41,11 +41,23 @@ export async function loadTextCodec(files: FileSource, eosIds: readonly number[]
   } catch (error) {
     throw new Error(`tokenizer.json could not be read as a tokenizer: ${(error as Error).message}`, { cause: error });
   }
-  const stopIds = new Set<number>(eosIds);
   const eos = config.eos_token;
   const eosText = typeof eos === "string" ? eos : (eos as { content?: string } | undefined)?.content;
-  if (eosText !== undefined) {
-    const id = tokenizer.token_to_id(eosText);
+  return textCodec(tokenizer, eosIds, eosText);
+}
+
+/**
+ * A codec over a tokenizer already made (a `tokenizers` Tokenizer, such as
+ * the one inside a transformers.js tokenizer): stop ids are `eosIds` plus the
+ * id of `eosToken` when the vocabulary has it.
+ *
+ * @example
+ * textCodec(tokenizer, [2]).decode([5, 6]) // → "3 1"
+ */
+export function textCodec(tokenizer: Tokenizer, eosIds: readonly number[], eosToken?: string): TextCodec {
+  const stopIds = new Set<number>(eosIds);
+  if (eosToken !== undefined) {
+    const id = tokenizer.token_to_id(eosToken);
     if (id !== undefined) stopIds.add(id);
   }
   return {
