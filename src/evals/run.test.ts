@@ -126,7 +126,9 @@ describe("runEval", () => {
         repeats: 3,
         resume: first.run.id,
       }),
-    ).rejects.toThrow(/different plan/);
+    ).rejects.toThrow(
+      /different plan: the eval is 'toy:exact' where the run's is 'toy:yesNo'; evaluator 'yesNo' is absent where the run's is version [0-9a-f]+; evaluator 'exact' is version [0-9a-f]+ where the run's is absent\. Resume it/,
+    );
   });
 
   it("holds the run's lock for its whole life: a second writer of the same run is refused before judging anything", async () => {

@@ -280,10 +280,14 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
     const existing = await store.getRun(options.resume);
     if (!existing) throw new Error(`runEval(): no run '${options.resume}' to resume in the store`);
     const before = evalConfig(existing);
-    if (fingerprintHash(before.fingerprint) !== fingerprintHash(fingerprint) || before.eval !== evalKey)
+    if (fingerprintHash(before.fingerprint) !== fingerprintHash(fingerprint) || before.eval !== evalKey) {
+      const changed = planDifferences(before.fingerprint, fingerprint);
+      if (before.eval !== evalKey) changed.unshift(`the eval is '${evalKey}' where the run's is '${before.eval}'`);
       throw new Error(
-        `runEval(): run '${existing.id}' was made with a different plan (cases, evaluators, model or generation settings); start a new run instead of resuming it`,
+        `runEval(): run '${existing.id}' was made with a different plan: ${changed.join("; ") || "its fingerprint differs"}. ` +
+          "Resume it with the run's settings, or start a new run instead of resuming it",
       );
+    }
     if (existing.status === "finished") throw new Error(`runEval(): run '${existing.id}' is already finished`);
     for (const item of await store.items(existing.id)) done.add(item.index);
     record = existing;
@@ -401,6 +405,50 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
     type: cancelled ? "eval.cancelled" : "eval.finished",
     payload: { done: stored, total },
   });
+}
+
+/** What differs between the plan a run was made with and this one, one phrase each (for a refused resume). */
+function planDifferences(before: Fingerprint, now: Fingerprint): string[] {
+  const out: string[] = [];
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  if (before.datasetVersion !== now.datasetVersion) {
+    const ids = new Set([...Object.keys(before.caseHashes), ...Object.keys(now.caseHashes)]);
+    let added = 0;
+    let removed = 0;
+    let edited = 0;
+    for (const id of ids) {
+      const a = before.caseHashes[id];
+      const b = now.caseHashes[id];
+      if (a === undefined) added++;
+      else if (b === undefined) removed++;
+      else if (a !== b) edited++;
+    }
+    out.push(
+      `the cases differ (${added} new, ${removed} missing, ${edited} edited; the selection or the data changed)`,
+    );
+  }
+  for (const name of new Set([...Object.keys(before.evaluators), ...Object.keys(now.evaluators)]))
+    if (before.evaluators[name] !== now.evaluators[name])
+      out.push(
+        `evaluator '${name}' is ${now.evaluators[name] ? `version ${now.evaluators[name]}` : "absent"} where the run's is ${before.evaluators[name] ? `version ${before.evaluators[name]}` : "absent"}`,
+      );
+  if (before.model.key !== now.model.key)
+    out.push(`the model is '${now.model.key}' where the run used '${before.model.key}'`);
+  else if (!same(before.model.files, now.model.files)) out.push(`the model's files changed`);
+  for (const key of new Set([...Object.keys(before.generation), ...Object.keys(now.generation)]))
+    if (!same(before.generation[key], now.generation[key]))
+      out.push(
+        `${key} is ${JSON.stringify(now.generation[key] ?? null)} where the run used ${JSON.stringify(before.generation[key] ?? null)}`,
+      );
+  if ((before.variant ?? null) !== (now.variant ?? null))
+    out.push(
+      `the variant is ${JSON.stringify(now.variant ?? null)} where the run's is ${JSON.stringify(before.variant ?? null)}`,
+    );
+  if ((before.codeVersion ?? null) !== (now.codeVersion ?? null))
+    out.push(`the code changed (${before.codeVersion ?? "unknown"} → ${now.codeVersion ?? "unknown"})`);
+  if ((before.evalrxVersion ?? null) !== (now.evalrxVersion ?? null))
+    out.push(`evalrx changed (${before.evalrxVersion ?? "unknown"} → ${now.evalrxVersion ?? "unknown"})`);
+  return out;
 }
 
 /**

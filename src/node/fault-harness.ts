@@ -16,6 +16,7 @@ import type { ItemRecord } from "../store/types.ts";
 
 export const BIN = fileURLToPath(new URL("./bin.mjs", import.meta.url));
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
+const CODE_VERSION = `fault-suite-${process.pid}`;
 
 /** A seeded PRNG (mulberry32) for kill times, so a failing seed can be replayed. */
 export function prng(seed: number): () => number {
@@ -52,7 +53,8 @@ export function startCli(
 ): CliRun {
   const child = spawn(BIN, [...args], {
     cwd: options.cwd ?? REPO,
-    env: { ...process.env, ...options.env },
+    // One code version for every process of a scenario: a commit landing mid-sweep must not change a run's plan.
+    env: { ...process.env, EVALRX_CODE_VERSION: CODE_VERSION, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
