@@ -9,10 +9,13 @@ import {
   detectFormat,
   importStream,
   ingest,
+  parseJson,
   versionFromHashes,
   type ColumnMapping,
   type DatasetSink,
   type ImportFormat,
+  type ImportWarning,
+  type LabelSource,
   type Problem,
   type ResolvedMapping,
 } from "../src/datasets/index.ts";
@@ -20,7 +23,7 @@ import { droppedImages } from "../src/datasets/dropped.browser.ts";
 import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
 import { FacetCounter, rowView, type CaseRowView, type Facets } from "../src/ui/pages/datasets/case-filter.ts";
-import { tableColumns, type TableColumns } from "../src/ui/pages/datasets/columns.ts";
+import { JSONL_MAPPING_ROWS, jsonlColumns, tableColumns, type TableColumns } from "../src/ui/pages/datasets/columns.ts";
 import { freeDatasetId } from "../src/ui/pages/datasets/names.ts";
 
 /** A file the user dropped or picked, with its path relative to what was dropped (`pope/images/a.png`). */
@@ -40,13 +43,6 @@ export interface ReadRequest {
   readonly delimiter?: string;
 }
 
-/** Something the importer said about the file as a whole (the importers' `ImportWarning`, when they give one). */
-export interface WarningView {
-  readonly code: string;
-  readonly message: string;
-  readonly count?: number;
-}
-
 /** What reading a file found, before anything is stored. */
 export interface CheckReport {
   /** The dataset's path as dropped. */
@@ -58,8 +54,11 @@ export interface CheckReport {
   readonly valid: number;
   /** Every bad row, by line, with the reason `evalrx data check` gives. */
   readonly problems: readonly Problem[];
-  readonly warnings: readonly WarningView[];
-  /** For tables (CSV, Parquet): the columns, and which case field each becomes. */
+  /** What the importer noticed about the file as a whole (no samples, a cancelled run, one class only …). */
+  readonly warnings: readonly ImportWarning[];
+  /** Where the pass/fail labels come from, when the cases have labels. */
+  readonly label?: LabelSource;
+  /** For tables (CSV, Parquet) and JSONL not in the dataset format: the columns, and which case field each becomes. */
   readonly columns?: readonly string[];
   readonly mapping?: ResolvedMapping;
   /** The mapping names a column the table does not have (nothing was read: fix the mapping). */
@@ -186,10 +185,20 @@ function withPaths(files: readonly DroppedInput[]): File[] {
   });
 }
 
-/** Batches from `warnings` fields, when the importers give them (an optional part of their batches). */
-function warningsOf(value: unknown): WarningView[] {
-  const warnings = (value as { warnings?: unknown } | undefined)?.warnings;
-  return Array.isArray(warnings) ? (warnings as WarningView[]) : [];
+/** The first rows of a JSONL file, parsed (bad lines skipped), to find its columns as the importer does. */
+async function firstJsonlRows(file: Blob): Promise<unknown[]> {
+  const text = new TextDecoder().decode(await file.slice(0, 1 << 20).arrayBuffer());
+  const rows: unknown[] = [];
+  for (const line of text.split("\n").slice(0, -1)) {
+    if (rows.length >= JSONL_MAPPING_ROWS) break;
+    if (line.trim() === "") continue;
+    try {
+      rows.push(parseJson(line.replace(/^\uFEFF/, "")));
+    } catch {
+      // The import names the line; it does not count towards the columns.
+    }
+  }
+  return rows;
 }
 
 const IMAGE_FILE = /\.(png|jpe?g|gif|webp|bmp)$/i;
@@ -215,7 +224,8 @@ export async function check(
     const images = droppedImages(files, dataset);
     const progress = throttled(onProgress);
     const problems: Problem[] = [];
-    const warnings: WarningView[] = [];
+    const warnings: ImportWarning[] = [];
+    let label: LabelSource | undefined;
     const facets = new FacetCounter();
     const preview: CaseRowView[] = [];
     let valid = 0;
@@ -237,7 +247,7 @@ export async function check(
       j.bytes = bytes.byteLength;
       source = bytes;
       table = await tableColumns(detected, bytes, options);
-    }
+    } else if (detected === "jsonl") table = jsonlColumns(await firstJsonlRows(dataset), request.mapping);
     const base = {
       path: input.path,
       bytes: dataset.size,
@@ -264,7 +274,8 @@ export async function check(
         if (preview.length < PREVIEW_ROWS) preview.push(rowView(c, valid - 1));
       }
       for (const p of batch.problems) problems.push(p);
-      warnings.push(...warningsOf(batch));
+      if (batch.warnings) warnings.push(...batch.warnings);
+      label ??= batch.label;
       if (j.cancelled) throw new CancelledError("reading the file was cancelled");
       progress({ rows: valid + problems.length, bytes: j.bytes, totalBytes: dataset.size });
     }
@@ -276,6 +287,7 @@ export async function check(
       valid,
       problems,
       warnings,
+      ...(label && { label }),
       facets: facets.result(),
       preview,
       seconds: (performance.now() - started) / 1000,

@@ -8,7 +8,7 @@ import redUrl from "../src/datasets/fixtures/images/red.png?url";
 import truncatedUrl from "../src/datasets/fixtures/images/truncated.png?url";
 import notImageUrl from "../src/datasets/fixtures/images/not-an-image.png?url";
 import type { DataWorkerApi } from "./data.worker.ts";
-import type { DroppedInput } from "./data-import.ts";
+import type { DroppedInput, ReadProgress } from "./data-import.ts";
 
 const worker = new Worker(new URL("./data.worker.ts", import.meta.url), { type: "module" });
 const data = wrap<DataWorkerApi>(worker);
@@ -65,7 +65,7 @@ it("imports the valid rows with their images, never replaces a dataset, and adds
   const report = await data.importFiles(
     { files, dataset: 1, db, datasetId: "set", mode: "new" },
     ++job,
-    proxy((p) => void progress.push(p.rows)),
+    proxy((p: ReadProgress) => void progress.push(p.rows)),
   );
   expect(report).toMatchObject({ datasetId: "set", added: 5, skipped: 0, problems: 10, rows: 15, caseCount: 5 });
   const store = await IdbStore.open(db);
@@ -133,6 +133,24 @@ it("a table's columns and detected mapping are reported, and a mapping naming a 
   const relabelled = await data.check({ files, dataset: 0, mapping: { label: "ok" } }, ++job);
   expect(relabelled.mapping).toMatchObject({ label: "ok" });
   expect(relabelled.facets.labels).toEqual({ pass: 1, fail: 1, none: 0 });
+  // JSONL whose fields are named otherwise is mapped the same way.
+  const jsonl = new File(
+    ['{"question":"2+2?","answer":"4","correct":true}\n{"question":"3+3?","answer":"6","correct":false}\n'],
+    "qa.jsonl",
+  );
+  const lines = await data.check({ files: [{ file: jsonl, path: "qa.jsonl" }], dataset: 0 }, ++job);
+  expect(lines).toMatchObject({
+    format: "jsonl",
+    valid: 2,
+    columns: ["question", "answer", "correct"],
+    mapping: { input: "question", expected: "answer", label: "correct" },
+    facets: { labels: { pass: 1, fail: 1, none: 0 } },
+  });
+  const inDatasetFormat = await data.check(
+    { files: [{ file: new File(['{"input":"hi"}\n'], "a.jsonl"), path: "a.jsonl" }], dataset: 0 },
+    ++job,
+  );
+  expect(inDatasetFormat.columns).toBeUndefined();
   const wrong = await data.check({ files, dataset: 0, mapping: { label: "verdict" } }, ++job);
   expect(wrong.mappingError).toBe(
     "column mapping: label column 'verdict' is not in the file; columns are ['question', 'answer', 'ok', 'grade']",

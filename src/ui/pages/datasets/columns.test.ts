@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { tableColumns } from "./columns.ts";
+import { jsonlColumns, tableColumns } from "./columns.ts";
 
 const fixture = (name: string) =>
   new Uint8Array(readFileSync(new URL(`../../../datasets/fixtures/${name}`, import.meta.url)));
@@ -42,5 +42,31 @@ describe("tableColumns", () => {
       mapping: { id: "id", input: "input", tags: "tags", label: "passed" },
     });
     expect(await tableColumns("parquet", csv("not parquet"))).toEqual({ columns: [], mapping: {} });
+  });
+});
+
+describe("jsonlColumns", () => {
+  it("says nothing for rows in the dataset format", () => {
+    expect(jsonlColumns([{ id: "a", input: "hi", expected: "x", difficulty: 3 }])).toBeUndefined();
+  });
+
+  it("maps rows that name their fields otherwise, as the importer does", () => {
+    expect(
+      jsonlColumns([
+        { question: "2+2?", answer: "4", correct: true },
+        { question: "3+3?", answer: "6" },
+      ]),
+    ).toEqual({
+      columns: ["question", "answer", "correct"],
+      mapping: { input: "question", expected: "answer", label: "correct" },
+    });
+    expect(jsonlColumns([{ id: "a", input: "hi", verdict: "pass" }], { label: "verdict" })).toEqual({
+      columns: ["id", "input", "verdict"],
+      mapping: { id: "id", input: "input", label: "verdict" },
+    });
+    expect(jsonlColumns([{ input: "hi" }], { label: "nope" })).toEqual({
+      columns: ["input"],
+      mappingError: "column mapping: label column 'nope' is not in the file; columns are ['input']",
+    });
   });
 });

@@ -1,6 +1,12 @@
 import Papa from "papaparse";
 import { parquetReadObjects } from "hyparquet";
-import { resolveMapping, type ColumnMapping, type ResolvedMapping } from "../../../datasets/index.ts";
+import {
+  CASE_KEYS,
+  resolveMapping,
+  uniqueNames,
+  type ColumnMapping,
+  type ResolvedMapping,
+} from "../../../datasets/index.ts";
 
 /** A table's columns and which of them the import reads as which case field. */
 export type TableColumns =
@@ -71,13 +77,37 @@ async function parquetRows(bytes: Uint8Array) {
   return { columns, rows: plain };
 }
 
-/** The importer's names for headers: empty ones numbered, repeated ones suffixed (`a`, `a_2`). */
-function uniqueNames(names: string[]): string[] {
-  const seen = new Map<string, number>();
-  return names.map((name, i) => {
-    const base = name || `column_${i + 1}`;
-    const count = (seen.get(base) ?? 0) + 1;
-    seen.set(base, count);
-    return count === 1 ? base : `${base}_${count}`;
-  });
+/** How many JSONL rows decide its columns (the importer resolves a JSONL mapping on its first 100 rows). */
+export const JSONL_MAPPING_ROWS = 100;
+
+/**
+ * Which fields do these JSONL rows have, and which case field does each
+ * become, when they are not in the dataset format (`input`, `expected` …)?
+ * The importer's rule for JSONL: the dataset's own keys map to themselves,
+ * other fields are found by their common names as in CSV (`prompt`,
+ * `passed` …), an explicit mapping wins; undefined when the rows are in the
+ * dataset format and nothing is mapped (there is nothing to show).
+ *
+ * @example jsonlColumns([{ question: "2+2?", answer: "4" }]) // { columns: ["question", "answer"], mapping: { input: "question", expected: "answer" } }
+ */
+export function jsonlColumns(rows: readonly unknown[], explicit: ColumnMapping = {}): TableColumns | undefined {
+  const objects = rows.filter(
+    (r): r is Record<string, unknown> => r !== null && typeof r === "object" && !Array.isArray(r),
+  );
+  const columns = [...new Set(objects.flatMap((r) => Object.keys(r)))];
+  const own: Record<string, string> = {};
+  for (const field of ["id", "input", "expected", "label", "cluster", "split", "tags", "status"] as const)
+    if (explicit[field] === undefined && columns.includes(field)) own[field] = field;
+  let mapping: ResolvedMapping;
+  try {
+    mapping = resolveMapping(columns, { ...own, ...explicit }, objects);
+  } catch (error) {
+    return { columns, mappingError: error instanceof Error ? error.message : String(error) };
+  }
+  const identity =
+    Object.keys(explicit).length === 0 &&
+    Object.entries(mapping).every(
+      ([field, column]) => field === column && (CASE_KEYS as readonly string[]).includes(field),
+    );
+  return identity ? undefined : { columns, mapping };
 }
