@@ -97,7 +97,6 @@ export class ImportService {
   }
 
   #start(): void {
-    // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a worker's address, not state
     const worker = new Worker(new URL("../../../workers/data.worker.ts", import.meta.url), { type: "module" });
     this.#worker = worker;
     this.#api = wrap<DataWorkerApi>(worker);
@@ -268,7 +267,6 @@ export class ImportService {
       }
       this.demo = { ...this.demo!, file: p.file, rows: before + p.rows };
     };
-    // eslint-disable-next-line svelte/prefer-svelte-reactivity -- an address, not state
     const base = new URL(`${import.meta.env.BASE_URL}demo/`, location.href).href;
     try {
       const reports = await this.call((api) => api.addDemo(this.#store.db, base, id, proxy(onProgress)));
