@@ -31,8 +31,13 @@ export interface CaseTablePage {
   readonly rows: readonly CaseRow[];
   /** Items judged when the table was read (the page re-asks when progress moves on). */
   readonly judged: number;
-  /** The run's summary as of `judged` items (the stored one once the run is finished). */
-  readonly summary: EvalSummary | undefined;
+  /** The run's summary as of `judged` items (the stored one once the run is finished), without its fingerprint. */
+  readonly summary: Omit<EvalSummary, "fingerprint"> | undefined;
+  /**
+   * True for a first page read before the whole run was: rows in plan order
+   * from the items alone (no split or tags yet), and no counts; ask again for the rest.
+   */
+  readonly partial?: boolean;
 }
 
 /** One case of a run, whole: every trial with every check, and the dataset's case when it is still stored. */
@@ -53,13 +58,15 @@ interface Loaded {
   readonly rows: CaseRow[];
   readonly judged: number;
   readonly status: string;
-  readonly summary: EvalSummary | undefined;
+  readonly summary: Omit<EvalSummary, "fingerprint"> | undefined;
   readonly query: string;
   readonly matchedRows: CaseRow[];
 }
 
 const stores = new Map<string, Promise<IdbStore>>();
 const loaded = new Map<string, Loaded>();
+/** Reads of whole runs under way, so two calls for one run read it once. */
+const reading = new Map<string, Promise<Loaded>>();
 
 function storeOf(db: string): Promise<IdbStore> {
   let s = stores.get(db);
@@ -70,7 +77,17 @@ function storeOf(db: string): Promise<IdbStore> {
   return s;
 }
 
-async function load(db: string, runId: string): Promise<Loaded> {
+function load(db: string, runId: string): Promise<Loaded> {
+  const key = `${db}\u0000${runId}`;
+  let read = reading.get(key);
+  if (!read) {
+    read = readRun(db, runId).finally(() => reading.delete(key));
+    reading.set(key, read);
+  }
+  return read;
+}
+
+async function readRun(db: string, runId: string): Promise<Loaded> {
   const store = await storeOf(db);
   const key = `${db}\u0000${runId}`;
   const [progress, head] = await Promise.all([
@@ -85,7 +102,9 @@ async function load(db: string, runId: string): Promise<Loaded> {
   if (!run) throw new Error(`no run '${runId}' in this browser's store (it may have been deleted)`);
   const view = runView(run, items);
   const rows = caseRows(view);
-  const summary = run.status === "finished" && run.summary ? (run.summary as unknown as EvalSummary) : summarize(view);
+  const full = run.status === "finished" && run.summary ? (run.summary as unknown as EvalSummary) : summarize(view);
+  // The fingerprint holds a hash per case (MBs for a big run): the table never shows it, so it stays here.
+  const { fingerprint: _fingerprint, ...summary } = full;
   const entry: Loaded = { view, rows, judged, status: run.status, summary, query: "", matchedRows: rows };
   // Keep the last two runs read: a comparison flips between two.
   loaded.delete(key);
@@ -106,7 +125,16 @@ export async function caseTable(
   query: CaseQuery,
   offset: number,
   limit: number,
+  options: { readonly quick?: boolean } = {},
 ): Promise<CaseTablePage> {
+  const key = `${db}\u0000${runId}`;
+  if (options.quick && !loaded.has(key) && isPlanOrder(query)) {
+    const first = await firstRows(db, runId, offset, limit);
+    if (first) {
+      void load(db, runId).catch(() => undefined); // the whole run, for the next call
+      return first;
+    }
+  }
   const entry = await load(db, runId);
   const q = JSON.stringify(query);
   const matched = entry.query === q ? entry.matchedRows : queryRows(entry.rows, query);
@@ -120,6 +148,44 @@ export async function caseTable(
     rows: matched.slice(offset, offset + limit),
     judged: entry.judged,
     summary: entry.summary,
+  };
+}
+
+const isPlanOrder = (q: CaseQuery) =>
+  (q.verdict === undefined || q.verdict === "all") &&
+  !q.search?.trim() &&
+  (q.sort ?? "position") === "position" &&
+  !q.descending;
+
+/**
+ * The rows from `offset` in plan order, read from the items alone (one key
+ * range: item index = case position × repeats + repeat), so a 100k-case
+ * run's table shows its first page at once while the whole run loads.
+ */
+async function firstRows(db: string, runId: string, offset: number, limit: number): Promise<CaseTablePage | undefined> {
+  const store = await storeOf(db);
+  const head = (await store.runHeads()).find((r) => r.id === runId);
+  const config = head?.config as { repeats?: number; evaluators?: { name: string }[] } | undefined;
+  if (!head || head.caseCount === undefined || !config?.evaluators) return undefined;
+  const repeats = config.repeats ?? 1;
+  const items = await store.itemRange(runId, offset * repeats, (offset + limit) * repeats);
+  const ids = [...new Set(items.map((i) => i.caseId))];
+  const view = runView(
+    { ...head, config: { ...head.config, cases: ids.map((id) => ({ id, hash: "", tags: [] })) } },
+    items,
+  );
+  const rows = caseRows(view).map((r) => ({ ...r, position: r.position + offset }));
+  const progress = await store.progress(runId);
+  return {
+    total: head.caseCount,
+    matched: head.caseCount,
+    counts: { pass: 0, fail: 0, flaky: 0, error: 0, pending: 0 },
+    metrics: view.metrics,
+    offset,
+    rows,
+    judged: progress?.done ?? 0,
+    summary: head.summary as Omit<EvalSummary, "fingerprint"> | undefined,
+    partial: true,
   };
 }
 

@@ -382,6 +382,15 @@ export class IdbStore implements Store {
     }, "appendItems");
   }
 
+  /**
+   * Items `from` ≤ index < `to` of a run, in index order: one read, whatever
+   * the run's size (a table's first page of a 100k-item run).
+   */
+  async itemRange(runId: string, from: number, to: number): Promise<ItemRecord[]> {
+    if (to <= from) return [];
+    return this.#db.getAll("items", IDBKeyRange.bound([runId, from], [runId, to], false, true));
+  }
+
   async items(runId: string): Promise<ItemRecord[]> {
     return this.#db.getAll("items", IDBKeyRange.bound([runId], [runId, HIGH]));
   }

@@ -74,7 +74,8 @@ export class RunDetailState {
     const generation = ++this.#generation;
     this.#loading = new Set([0]);
     this.#lastRefresh = performance.now();
-    await this.#loadPage(0, generation, true);
+    // A first page at once from the items alone, then the whole table (counts, filters) when the worker has it.
+    if (await this.#loadPage(0, generation, true, true)) await this.#loadPage(0, generation, true);
   }
 
   /** While a run is being judged, re-reads the table at most once a second. */
@@ -83,7 +84,8 @@ export class RunDetailState {
     void this.reload();
   }
 
-  async #loadPage(page: number, generation: number, reset = false): Promise<void> {
+  /** Loads one page of rows; true when what came back was a partial first page. */
+  async #loadPage(page: number, generation: number, reset = false, quick = false): Promise<boolean> {
     try {
       const result = await this.#app.stats.api.caseTable(
         this.#app.store.db,
@@ -91,15 +93,18 @@ export class RunDetailState {
         $state.snapshot(this.query),
         page * PAGE,
         PAGE,
+        { quick },
       );
-      if (generation !== this.#generation) return; // a newer query or refresh superseded this one
+      if (generation !== this.#generation) return false; // a newer query or refresh superseded this one
       this.table = result;
       const pages = new Map(reset ? [] : this.pages);
       pages.set(page, result.rows);
       this.pages = pages;
       this.tableFailure = undefined;
+      return result.partial === true;
     } catch (error) {
       if (generation === this.#generation) this.tableFailure = errorText(error);
+      return false;
     } finally {
       if (generation === this.#generation) this.#loading.delete(page);
     }
