@@ -1,5 +1,8 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startBrowserHarness, type BrowserHarness } from "../node/browser-harness.ts";
+import { ROUTES } from "./app/routes.ts";
 
 let harness: BrowserHarness;
 beforeAll(async () => {
@@ -25,10 +28,58 @@ it("loads the built app, shows the backend, runs ONNX Runtime WASM in a worker, 
   // The page opened its IndexedDB store, asked for persistent storage, and shows what it uses.
   await page.getByTestId("storage").waitFor();
   const storage = (await page.getByTestId("storage").textContent())?.replace(/\s+/g, " ").trim();
-  expect(storage).toMatch(/^Storage: [\d.]+ MB used of [\d.]+ MB; (persistent|not persistent)/);
+  expect(storage).toMatch(/^Storage: [\d.]+ (B|KB|MB|GB) used of [\d.]+ (KB|MB|GB|TB); (persistent|not persistent)/);
 
   expect(errors).toEqual([]);
   expect(harness.foreignRequests).toEqual([]);
+});
+
+it("an unknown address shows a not-found page that lists every page, and each link opens its page", async () => {
+  const page = await harness.context.newPage();
+  await page.goto(`${harness.url}#/no/such/page`);
+  const notFound = page.getByTestId("not-found");
+  await notFound.waitFor();
+  expect(await notFound.getByRole("heading").textContent()).toContain("#/no/such/page");
+  const links = notFound.getByRole("link");
+  expect(await links.count()).toBe(ROUTES.length);
+  await notFound.getByRole("link", { name: "#/settings" }).click();
+  await page.getByRole("heading", { name: "Settings", level: 1 }).waitFor();
+  expect(await page.evaluate(() => location.hash)).toBe("#/settings");
+  // The browser's back button returns to the address asked for.
+  await page.goBack();
+  await notFound.waitFor();
+});
+
+it("every page passes an axe-core scan with no serious or critical violation", async () => {
+  const axe = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+  const page = await harness.context.newPage();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const found: string[] = [];
+  for (const route of [...ROUTES.map((r) => r.pattern.replace(/[[?].*$/, "")), "#/nope"]) {
+    await page.goto(`${harness.url}${route}`);
+    await page.getByRole("heading", { level: 1 }).first().waitFor();
+    await page.waitForTimeout(500);
+    // Evaluated, not injected as a script tag, so a Content Security Policy does not stop it.
+    await page.evaluate(axe);
+    const violations = await page.evaluate(async () => {
+      const result = await (
+        window as unknown as {
+          axe: {
+            run(): Promise<{
+              violations: { id: string; impact: string; help: string; nodes: { target: unknown }[] }[];
+            }>;
+          };
+        }
+      ).axe.run();
+      return result.violations
+        .filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => JSON.stringify(n.target)).join(", ")}`);
+    });
+    for (const v of violations) found.push(`${route}: ${v}`);
+    // Nothing is wider than the window at 1280 px.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth), route).toBeLessThanOrEqual(1280);
+  }
+  expect(found).toEqual([]);
 });
 
 it("the request guard sees and blocks requests to other hosts, from the page and from workers", async () => {
