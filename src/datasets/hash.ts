@@ -1,7 +1,22 @@
 import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex } from "@noble/hashes/utils.js";
 
 const encoder = new TextEncoder();
+const DIGITS = Array.from("0123456789abcdef", (c) => c.charCodeAt(0));
+const codes = new Uint16Array(64);
+
+/**
+ * A digest as lowercase hex in one flat string. Building it by `+=` (as
+ * `bytesToHex` does where `Uint8Array.prototype.toHex` is missing, e.g. Node
+ * 20) leaves a chain of 31 cons-strings behind each hash: a 100k-case import
+ * that keeps one hash per case would hold ~100 MB of them.
+ */
+function hex(digest: Uint8Array): string {
+  for (let i = 0; i < digest.length; i++) {
+    codes[2 * i] = DIGITS[digest[i]! >> 4]!;
+    codes[2 * i + 1] = DIGITS[digest[i]! & 15]!;
+  }
+  return String.fromCharCode.apply(null, codes.subarray(0, 2 * digest.length) as unknown as number[]);
+}
 /** Reused for short texts, so hashing 100k ids or cases does not allocate 100k buffers. */
 let scratch = new Uint8Array(4096);
 
@@ -13,14 +28,14 @@ let scratch = new Uint8Array(4096);
  * @example sha256Hex("abc") // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
  */
 export function sha256Hex(data: string | Uint8Array): string {
-  if (typeof data !== "string") return bytesToHex(sha256(data));
+  if (typeof data !== "string") return hex(sha256(data));
   // UTF-8 takes at most 3 bytes per UTF-16 code unit.
   if (data.length * 3 > scratch.length) {
-    if (data.length * 3 > 1 << 20) return bytesToHex(sha256(encoder.encode(data)));
+    if (data.length * 3 > 1 << 20) return hex(sha256(encoder.encode(data)));
     scratch = new Uint8Array(data.length * 3);
   }
   const { written } = encoder.encodeInto(data, scratch);
-  return bytesToHex(sha256(scratch.subarray(0, written)));
+  return hex(sha256(scratch.subarray(0, written)));
 }
 
 /**
