@@ -1,6 +1,11 @@
-import { wrap } from "comlink";
-import { expect, it } from "vitest";
+import { proxy, wrap } from "comlink";
+import { describe, expect, it } from "vitest";
+import type { FailureCase } from "../src/core/index.ts";
+import { calibrate, loadRun, runEval, yesNo } from "../src/evals/index.ts";
+import { ScriptedModel } from "../src/evals/testing.ts";
 import { pairedBootstrap, comparePaired } from "../src/stats/index.ts";
+import { IdbStore } from "../src/store/idb.browser.ts";
+import { compareJob, powerJob } from "./stats-jobs.ts";
 import type { StatsWorkerApi } from "./stats.worker.ts";
 
 function startStatsWorker() {
@@ -43,4 +48,76 @@ it("the stats worker reports bad input with the catalog's message", async () => 
   } finally {
     worker.terminate();
   }
+});
+
+describe("the Compare page's store-backed jobs", () => {
+  const db = `evalrx-compare-test-${Date.now()}`;
+  const cases: FailureCase[] = Array.from({ length: 60 }, (_, i) => ({
+    id: `c${String(i).padStart(2, "0")}`,
+    input: { prompt: `question ${i}` },
+    expected: "yes",
+    tags: [],
+    status: "active",
+    meta: {},
+  }));
+  const index = (prompt: string) => Number(prompt.split(" ")[1]);
+
+  async function record(store: IdbStore, id: string, fails: (i: number) => boolean) {
+    const model = new ScriptedModel((p) => (fails(index(p)) ? "no" : "yes"));
+    await runEval({ store, dataset: { id: "toy", cases }, model, evaluators: [yesNo()], runId: id, evalKey: "toy" });
+  }
+
+  it("gate, case answers, calibrate and power in the worker equal the library's on the same runs", async () => {
+    const store = await IdbStore.open(db);
+    await record(store, "base", (i) => i >= 55);
+    await record(store, "cand", (i) => i >= 40);
+    await record(store, "base-again", (i) => i >= 55 || i === 3);
+    const [base, cand, again] = await Promise.all(["base", "cand", "base-again"].map((id) => loadRun(store, id)));
+    const { worker, api } = startStatsWorker();
+    try {
+      const steps: string[] = [];
+      const result = await api.compareStored(
+        db,
+        "base",
+        "cand",
+        { tolerance: 0.03 },
+        1,
+        proxy((p: { step: string }) => void steps.push(p.step)),
+      );
+      expect(result).toEqual(
+        compareJob(base!, cand!, { tolerance: 0.03 }, { baseline: "scripted", candidate: "scripted" }),
+      );
+      expect(result.gate?.verdict).toBe("fail");
+      expect(steps).toEqual(["reading run base", "reading run cand", "comparing (the gate's tests)"]);
+      expect(await api.caseOutputsStored(db, "base", "cand", ["c40"])).toEqual([
+        { id: "c40", baseline: [{ output: "yes", verdict: "pass" }], candidate: [{ output: "no", verdict: "fail" }] },
+      ]);
+      expect(await api.calibrateStored(db, ["base", "base-again"], { target: 0.05, simulations: 20 }, 1)).toEqual(
+        calibrate([base!, again!], { target: 0.05, simulations: 20 }),
+      );
+      const pw = await api.powerStored(db, "base", { drop: 0.1, tolerance: 0.03 }, 1);
+      expect(pw.atRuns).toEqual(powerJob(base!, { drop: 0.1, tolerance: 0.03 }).atRuns);
+    } finally {
+      worker.terminate();
+      store.close();
+    }
+  });
+
+  it("a newer request supersedes an older one of the same kind, and a run that is not there is named", async () => {
+    const { worker, api } = startStatsWorker();
+    try {
+      const older = api.compareStored(db, "base", "cand", { tolerance: 0.03 }, 10);
+      const newer = api.compareStored(db, "base", "cand", { tolerance: 0.05 }, 11);
+      await expect(older).rejects.toThrow("this compare was superseded by a newer one");
+      expect((await newer).tolerance).toBe(0.05);
+      await expect(api.compareStored(db, "base", "gone", { tolerance: 0.03 }, 12)).rejects.toThrow(
+        "no run 'gone' in this browser's store (it may have been deleted); pick another run",
+      );
+      await expect(api.compareStored(db, "base", "base", { tolerance: 0.03 }, 13)).rejects.toThrow(
+        "run 'base' cannot be compared with itself: pick two different runs",
+      );
+    } finally {
+      worker.terminate();
+    }
+  });
 });
