@@ -1,3 +1,5 @@
+import { DEFAULT_HUB, normalizeHub } from "../../models/hub.ts";
+
 /** Which engine models run on: the measured choice ("auto"), or one the user insists on. */
 export type DevicePreference = "auto" | "wasm" | "webgpu";
 
@@ -9,9 +11,11 @@ export interface SettingsData {
   readonly tolerance: number;
   /** Significance level of comparisons and gates (default 0.05). */
   readonly alpha: number;
+  /** Where hub ids are downloaded from (default https://huggingface.co; a mirror or a local hub-shaped server). */
+  readonly hub: string;
 }
 
-export const DEFAULT_SETTINGS: SettingsData = { device: "auto", tolerance: 0.03, alpha: 0.05 };
+export const DEFAULT_SETTINGS: SettingsData = { device: "auto", tolerance: 0.03, alpha: 0.05, hub: DEFAULT_HUB };
 
 const KEY = "evalrx:settings";
 
@@ -31,10 +35,18 @@ export function readSettings(raw: string | null): SettingsData {
   }
   const share = (v: unknown, fallback: number) =>
     typeof v === "number" && Number.isFinite(v) && v > 0 && v < 1 ? v : fallback;
+  const hub = (v: unknown) => {
+    try {
+      return typeof v === "string" ? normalizeHub(v) : DEFAULT_SETTINGS.hub;
+    } catch {
+      return DEFAULT_SETTINGS.hub;
+    }
+  };
   return {
     device: parsed["device"] === "wasm" || parsed["device"] === "webgpu" ? parsed["device"] : "auto",
     tolerance: share(parsed["tolerance"], DEFAULT_SETTINGS.tolerance),
     alpha: share(parsed["alpha"], DEFAULT_SETTINGS.alpha),
+    hub: hub(parsed["hub"]),
   };
 }
 
@@ -43,6 +55,7 @@ export class Settings {
   device = $state<DevicePreference>(DEFAULT_SETTINGS.device);
   tolerance = $state(DEFAULT_SETTINGS.tolerance);
   alpha = $state(DEFAULT_SETTINGS.alpha);
+  hub = $state(DEFAULT_SETTINGS.hub);
   readonly #storage: Pick<Storage, "getItem" | "setItem"> | undefined;
 
   constructor(storage: Pick<Storage, "getItem" | "setItem"> | undefined = globalThis.localStorage) {
@@ -51,10 +64,12 @@ export class Settings {
     this.device = data.device;
     this.tolerance = data.tolerance;
     this.alpha = data.alpha;
+    this.hub = data.hub;
   }
 
   /** Applies a change; throws (naming the field and what it takes) on an invalid value, changing nothing. */
   update(patch: Partial<SettingsData>): void {
+    if (patch.hub !== undefined) patch = { ...patch, hub: normalizeHub(patch.hub) }; // throws, naming the field
     const next = { ...this.data, ...patch };
     const checked = readSettings(JSON.stringify(next));
     for (const field of Object.keys(patch) as (keyof SettingsData)[])
@@ -67,10 +82,11 @@ export class Settings {
     this.device = checked.device;
     this.tolerance = checked.tolerance;
     this.alpha = checked.alpha;
+    this.hub = checked.hub;
     this.#storage?.setItem(KEY, JSON.stringify(checked));
   }
 
   get data(): SettingsData {
-    return { device: this.device, tolerance: this.tolerance, alpha: this.alpha };
+    return { device: this.device, tolerance: this.tolerance, alpha: this.alpha, hub: this.hub };
   }
 }
