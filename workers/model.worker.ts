@@ -1,8 +1,16 @@
 /// <reference lib="webworker" />
-import { expose } from "comlink";
-import type { Capability } from "../src/core/capability.ts";
+import { expose, transfer } from "comlink";
+import { CapabilityError, type Capability } from "../src/core/capability.ts";
 import type { CaptureOptions, Model, ModelInput, ModelSpec, Progress, Trace } from "../src/core/model.ts";
-import { chooseBackend, type BackendChoice, type GpuLike } from "../src/models/backend-choice.ts";
+import {
+  chooseBackend,
+  engineCheckKey,
+  type BackendChoice,
+  type EngineCheck,
+  type GpuLike,
+} from "../src/models/backend-choice.ts";
+import { blackBoxCapabilities } from "../src/models/backends.ts";
+import { DEFAULT_HUB, HUB_CACHE, hubBase, isHubId, normalizeHub, parseHubUrl } from "../src/models/hub.ts";
 import {
   loadOrtModel,
   type AttentionSource,
@@ -11,16 +19,32 @@ import {
   type OrtModel,
 } from "../src/models/ort-model.ts";
 import { configureOrtWasm } from "../src/models/ort-env.browser.ts";
-import { droppedFiles, fetchFiles, webSessions } from "../src/models/ort-session.browser.ts";
-import { readJson, type FileSource } from "../src/models/session.ts";
+import {
+  cachedFetch,
+  cachedFiles,
+  droppedFiles,
+  fetchFiles,
+  webSessions,
+  type FileProgress,
+} from "../src/models/ort-session.browser.ts";
+import { MissingFileError, readJson, type FileSource } from "../src/models/session.ts";
 import { sha256Hex } from "../src/datasets/hash.ts";
 import { runEvalJob, type EvalJobProgress, type EvalJobRequest, type EvalJobResult } from "./eval-job.ts";
+import { measureEngines } from "./engine-check.ts";
+import { inspectModel, planModel, type ModelInspection } from "../src/models/inspect.ts";
 import { getSpec, inferSpec, isImageModel } from "../src/models/specs/index.ts";
 import type { TransformersModel } from "../src/models/transformers-backend.ts";
 
-/** What the page learns when the model worker starts: the engine it will use and a WASM self-test. */
+export type { EngineCheck } from "../src/models/backend-choice.ts";
+export type { FileProgress } from "../src/models/ort-session.browser.ts";
+export type { ModelInspection } from "../src/models/inspect.ts";
+
+/** What the page learns when the model worker starts: the measured engine choice and a WASM self-test. */
 export interface RuntimeStatus {
+  /** The engine "auto" runs on, and why (the engine check's decision; WASM until it has run). */
   readonly choice: BackendChoice;
+  /** The engine check behind `choice`, with its numbers; absent while it runs (see `engineCheck()`). */
+  readonly check?: EngineCheck;
   readonly ort: {
     readonly version: string;
     readonly wasmPaths: string;
@@ -39,13 +63,26 @@ export type ModelSource =
   | { readonly kind: "hub"; readonly id: string };
 
 export interface WorkerLoadOptions {
-  /** "auto" (default): WebGPU when an adapter exists, else WASM. */
+  /** "auto" (default): the engine the startup check measured as faster and trusted; or the one named. */
   readonly device?: "auto" | "webgpu" | "wasm";
   /**
    * "ort" (default): our white-box runtime. "transformers": transformers.js
    * generation (black box for internals) — bundled models or hub ids.
    */
   readonly backend?: "ort" | "transformers";
+  /** The hub address hub ids are fetched from (default https://huggingface.co). */
+  readonly hub?: string;
+  /**
+   * Capabilities the caller needs. Refused (CapabilityError) before any
+   * weight is read when the backend cannot give them for this model's spec,
+   * and after loading when the graph turns out not to (fused attention).
+   */
+  readonly want?: readonly Capability[];
+}
+
+/** Load progress: the stage (sessions created), or one file's bytes when `file` is set. */
+export interface LoadProgress extends Progress {
+  readonly file?: FileProgress;
 }
 
 /** A loaded model's status, as the page shows it. */
@@ -56,10 +93,21 @@ export interface ModelStatus {
   readonly attention: AttentionSource;
   /** The engine the model runs on and why. */
   readonly choice: BackendChoice;
+  /** The runtime: our white-box ONNX Runtime code, or transformers.js generation. */
+  readonly backend: "ort" | "transformers";
   /** Model files read while loading (paths relative to the model folder). */
   readonly filesRead: readonly string[];
   /** sha256 (first 12 hex) of each model file read: the model's identity in a run's fingerprint, as the CLI writes it. */
   readonly fileHashes: Readonly<Record<string, string>>;
+  /** Size in bytes of each model file read. */
+  readonly fileBytes: Readonly<Record<string, number>>;
+}
+
+/** A hub model whose files this browser keeps, as listed from the hub cache. */
+export interface CachedHubModel {
+  readonly id: string;
+  readonly files: readonly { readonly path: string; readonly bytes: number }[];
+  readonly bytes: number;
 }
 
 const ort = configureOrtWasm();
@@ -69,46 +117,180 @@ let modelStatus: ModelStatus | undefined;
 let current: AbortController | undefined;
 /** Eval jobs running in this worker, by run id. */
 const jobs = new Map<string, AbortController>();
+/** The engine check this worker decided by ("auto" loads use it), and one in flight. */
+let engine: EngineCheck | undefined;
+let engineRun: Promise<EngineCheck> | undefined;
+/** Checks the page remembers (handed over by `status()`, which the page calls first): a later "auto" load waits for them. */
+let remembered: readonly EngineCheck[] = [];
+/** The load in progress: where its files are, and who wants to hear about each one (transformers.js's fetches). */
+let watching:
+  | {
+      prefix: string;
+      hub: string;
+      onFile?: (p: FileProgress) => void;
+      record: (path: string, bytes: Uint8Array) => void;
+    }
+  | undefined;
+
+interface ReadLog {
+  readonly read: string[];
+  readonly hashes: Record<string, string>;
+  readonly sizes: Record<string, number>;
+}
+
+function newReadLog(): ReadLog {
+  return { read: [], hashes: {}, sizes: {} };
+}
+
+function record(log: ReadLog, path: string, bytes: Uint8Array): void {
+  if (!log.read.includes(path)) log.read.push(path);
+  log.hashes[path] = sha256Hex(bytes).slice(0, 12);
+  log.sizes[path] = bytes.length;
+}
 
 function sourceFiles(
   source: ModelSource,
-  read: string[],
-  hashes: Record<string, string> = {},
+  log: ReadLog,
+  hub: string,
+  onFile?: (p: FileProgress) => void,
 ): { files: FileSource; key: string; where: string; spec?: ModelSpec } {
   const base = import.meta.env.BASE_URL;
   const counted =
     (files: FileSource): FileSource =>
     async (path) => {
-      read.push(path);
       const bytes = await files(path);
-      hashes[path] = sha256Hex(bytes).slice(0, 12);
+      record(log, path, bytes);
       return bytes;
     };
+  const fetchOptions = onFile ? { onFile } : {};
   switch (source.kind) {
     case "bundled": {
       const spec = getSpec(source.key);
       if (!spec) throw new Error(`no bundled model '${source.key}'; bundled models are tiny-vlm and tiny-lm`);
       const where = new URL(`${base}${spec.source}/`, self.location.origin).href;
-      return { files: counted(fetchFiles(where)), key: spec.key, where, spec };
+      return { files: counted(fetchFiles(where, fetchOptions)), key: spec.key, where, spec };
     }
     case "url":
-      return { files: counted(fetchFiles(source.url)), key: source.key ?? source.url, where: source.url };
+      return {
+        files: counted(fetchFiles(source.url, fetchOptions)),
+        key: source.key ?? source.url,
+        where: source.url,
+      };
     case "files":
-      return { files: counted(droppedFiles(source.files as never)), key: source.key, where: "the dropped folder" };
+      return {
+        files: counted(droppedFiles(source.files as never)),
+        key: source.key,
+        where: `the folder '${source.key}'`,
+      };
     case "hub": {
-      if (!/^[\w.-]+\/[\w.-]+$/.test(source.id)) throw new Error(`'${source.id}' is not a hub id (owner/name)`);
-      const where = `https://huggingface.co/${source.id}/resolve/main/`;
-      return { files: counted(fetchFiles(where)), key: source.id, where };
+      if (!isHubId(source.id)) throw new Error(`'${source.id}' is not a hub id (owner/name)`);
+      const where = hubBase(hub, source.id);
+      return { files: counted(fetchFiles(where, { ...fetchOptions, cache: HUB_CACHE })), key: source.id, where };
     }
+  }
+}
+
+/** A spec inferred from a folder's config files alone (no weights read), for ids and folders not registered. */
+async function inferSpecFrom(files: FileSource, key: string, where: string): Promise<ModelSpec> {
+  let config: Record<string, unknown>;
+  try {
+    config = await readJson(files, "config.json");
+  } catch (error) {
+    if (error instanceof MissingFileError)
+      throw new Error(
+        `${where} has no config.json: not a model folder (expected config.json, tokenizer.json and onnx/*.onnx)`,
+        {
+          cause: error,
+        },
+      );
+    throw error;
+  }
+  const image = isImageModel(config);
+  const optional = async (path: string) => {
+    try {
+      return await readJson(files, path);
+    } catch (error) {
+      if (error instanceof MissingFileError) return undefined;
+      throw error;
+    }
+  };
+  return inferSpec(
+    key,
+    where,
+    config,
+    image ? await readJson(files, "preprocessor_config.json") : undefined,
+    image ? await optional("processor_config.json") : undefined,
+  );
+}
+
+/** Refuses, before anything heavy is read, a load that cannot give what is wanted. */
+function negotiate(want: readonly Capability[], provided: ReadonlySet<Capability>, context: string): void {
+  const missing = want.filter((c) => !provided.has(c));
+  if (missing.length) throw new CapabilityError(missing, [...provided], context);
+}
+
+function adapterOf(choice: BackendChoice): string | undefined {
+  return choice.device === "webgpu" ? choice.adapter : undefined;
+}
+
+/** The engine "auto" means until the check has run: never WebGPU unmeasured. */
+const PROVISIONAL: BackendChoice = {
+  device: "wasm",
+  reason:
+    "WASM for now: the engine check (a reference forward on WASM and on WebGPU) has not finished; WebGPU is used only once measured faster and trusted",
+};
+
+function choiceOf(check: EngineCheck): BackendChoice {
+  return { device: check.device, reason: check.reason, ...(check.adapter ? { adapter: check.adapter } : {}) };
+}
+
+/** The key checks are remembered under, for this adapter, ONNX Runtime version and thread count. */
+async function engineKey(gpu: GpuLike | undefined): Promise<string> {
+  return engineCheckKey({
+    adapter: adapterOf(await chooseBackend(gpu)),
+    ortVersion: ort.env.versions.web ?? "unknown",
+    threads: ort.env.wasm.numThreads ?? 1,
+  });
+}
+
+/** Takes the remembered check measured for this adapter, ONNX Runtime version and threads, if there is one. */
+async function recallEngine(): Promise<EngineCheck | undefined> {
+  if (engine) return engine;
+  if (!remembered.length) return undefined;
+  const key = await engineKey((navigator as Navigator & { gpu?: GpuLike }).gpu);
+  engine ??= remembered.find((check) => check.key === key);
+  return engine;
+}
+
+/**
+ * Measures the engines (WASM and WebGPU on the reference forward) and makes
+ * the result the one this worker goes by. Concurrent callers share one run;
+ * `force` measures again even when a result exists.
+ */
+async function checkEngine(options: { force?: boolean } = {}): Promise<EngineCheck> {
+  if (!options.force && engine) return engine;
+  if (engineRun) return engineRun;
+  const gpu = (navigator as Navigator & { gpu?: GpuLike }).gpu;
+  const run = (async () => measureEngines(gpu, await engineKey(gpu)))();
+  engineRun = run;
+  try {
+    engine = await run;
+    return engine;
+  } finally {
+    if (engineRun === run) engineRun = undefined;
   }
 }
 
 async function decideDevice(wanted: WorkerLoadOptions["device"]): Promise<BackendChoice> {
   if (wanted === "wasm") return { device: "wasm", reason: "WASM was asked for" };
-  const choice = await chooseBackend((navigator as Navigator & { gpu?: GpuLike }).gpu);
-  if (wanted === "webgpu" && choice.device !== "webgpu")
-    throw new Error(`WebGPU was asked for but is unavailable: ${choice.reason}`);
-  return choice;
+  if (wanted === "webgpu") {
+    const choice = await chooseBackend((navigator as Navigator & { gpu?: GpuLike }).gpu);
+    if (choice.device !== "webgpu") throw new Error(`WebGPU was asked for but is unavailable: ${choice.reason}`);
+    return { ...choice, reason: `WebGPU was asked for (${choice.reason})` };
+  }
+  // "auto" never waits for a measurement: until one exists it is WASM (the page reloads once the check picks WebGPU).
+  const check = await recallEngine();
+  return check ? choiceOf(check) : PROVISIONAL;
 }
 
 function requireModel(): OrtModel {
@@ -127,15 +309,58 @@ async function cancellable<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<
   }
 }
 
-/** transformers.js in this worker: the app's own /models/ for bundled models, the hub for ids (online only). */
-async function loadTransformers(source: ModelSource, options: WorkerLoadOptions): Promise<ModelStatus> {
+/** The buffers a trace's typed arrays own, to hand to the page without a copy (shared memory excluded). */
+function traceBuffers(trace: Trace): ArrayBuffer[] {
+  const arrays: ArrayBufferView[] = [trace.tokenIds, trace.imagePositions, trace.answerPositions];
+  if (trace.logits) arrays.push(trace.logits.positions, trace.logits.values);
+  for (const tensor of Object.values(trace.reductions)) if (tensor) arrays.push(tensor.data);
+  const buffers = new Set<ArrayBuffer>();
+  for (const array of arrays)
+    if (array.buffer instanceof ArrayBuffer && array.byteLength === array.buffer.byteLength) buffers.add(array.buffer);
+  return [...buffers];
+}
+
+/**
+ * transformers.js's fetch in this worker: hub files go through the hub cache
+ * (so a second load downloads nothing, 404s included) and every file of the
+ * model being loaded is reported and recorded; anything else is a plain fetch.
+ */
+async function transformersFetch(input: string | URL, init?: RequestInit): Promise<Response> {
+  const url = new URL(String(input), self.location.origin).href;
+  const load = watching;
+  const path = load && url.startsWith(load.prefix) ? url.slice(load.prefix.length) : undefined;
+  const report = (p: Omit<FileProgress, "path">) => {
+    if (path !== undefined) load?.onFile?.({ path, ...p });
+  };
+  const response =
+    load && parseHubUrl(load.hub, url) ? await cachedFetch(url, HUB_CACHE, report) : await fetch(input, init);
+  if (path === undefined || !response.ok) return response;
+  const bytes = new Uint8Array(await response.clone().arrayBuffer());
+  load!.record(path, bytes);
+  return response;
+}
+
+/** transformers.js in this worker: the app's own /models/ for bundled models, the hub (address `hub`) for ids. */
+async function loadTransformers(
+  source: ModelSource,
+  options: WorkerLoadOptions,
+  hub: string,
+  onFile: ((p: FileProgress) => void) | undefined,
+): Promise<ModelStatus> {
   if (source.kind !== "bundled" && source.kind !== "hub")
-    throw new Error(
-      "the transformers backend loads bundled models or hub ids; use the ort backend for a dropped folder",
-    );
+    throw new Error("the transformers backend loads bundled models or hub ids; use the ort backend for a folder");
+  if (source.kind === "hub" && !isHubId(source.id)) throw new Error(`'${source.id}' is not a hub id (owner/name)`);
   const spec = source.kind === "bundled" ? getSpec(source.key) : undefined;
   if (source.kind === "bundled" && !spec) throw new Error(`no bundled model '${source.key}'`);
   const id = source.kind === "bundled" ? source.key : source.id;
+  const log = newReadLog();
+  const prefix =
+    source.kind === "bundled"
+      ? new URL(`${import.meta.env.BASE_URL}models/${id}/`, self.location.origin).href
+      : hubBase(hub, id);
+  const resolved =
+    spec ?? (await inferSpecFrom(fetchFiles(prefix, { cache: HUB_CACHE, ...(onFile ? { onFile } : {}) }), id, prefix));
+  negotiate(options.want ?? [], blackBoxCapabilities(resolved), `the transformers backend for ${id}`);
   // Loaded on demand: the white-box path never pays for transformers.js.
   const [{ env: transformersEnv }, { transformersBackend }] = await Promise.all([
     import("@huggingface/transformers"),
@@ -144,9 +369,17 @@ async function loadTransformers(source: ModelSource, options: WorkerLoadOptions)
   transformersEnv.allowLocalModels = !!spec;
   transformersEnv.allowRemoteModels = !spec;
   transformersEnv.localModelPath = `${import.meta.env.BASE_URL}models/`;
+  transformersEnv.remoteHost = `${hub}/`;
+  // Our hub cache keeps files and 404s (transformers.js's own cache would keep files only, and twice).
+  transformersEnv.useBrowserCache = false;
+  transformersEnv.fetch = transformersFetch;
   const choice = await decideDevice(options.device);
-  const resolved = spec ?? (await inferHubSpec(id));
-  blackBox = await transformersBackend({ modelId: () => id, device: choice.device }).load(resolved);
+  watching = { prefix, hub, ...(onFile ? { onFile } : {}), record: (path, bytes) => record(log, path, bytes) };
+  try {
+    blackBox = await transformersBackend({ modelId: () => id, device: choice.device }).load(resolved);
+  } finally {
+    watching = undefined;
+  }
   modelStatus = {
     key: id,
     spec: resolved,
@@ -156,83 +389,120 @@ async function loadTransformers(source: ModelSource, options: WorkerLoadOptions)
       reason: "transformers.js generation does not return decoder attention; use the ort backend",
     },
     choice,
-    filesRead: [],
-    fileHashes: {},
+    backend: "transformers",
+    filesRead: log.read,
+    fileHashes: log.hashes,
+    fileBytes: log.sizes,
   };
   return modelStatus;
 }
 
-async function inferHubSpec(id: string): Promise<ModelSpec> {
-  const files = fetchFiles(`https://huggingface.co/${id}/resolve/main/`);
-  const config = await readJson(files, "config.json");
-  const image = isImageModel(config);
-  return inferSpec(
-    id,
-    id,
-    config,
-    image ? await readJson(files, "preprocessor_config.json") : undefined,
-    image ? await readJson(files, "processor_config.json") : undefined,
-  );
-}
-
 const api = {
-  /** Chooses the backend and proves ONNX Runtime's WASM build loads and runs here. */
-  async status(): Promise<RuntimeStatus> {
-    const gpu = (navigator as Navigator & { gpu?: GpuLike }).gpu;
-    const choice = await chooseBackend(gpu);
+  /**
+   * Proves ONNX Runtime's WASM build loads and runs here, and says which
+   * engine "auto" means: the one of the remembered `checks` measured for this
+   * adapter, ONNX Runtime version and thread count; without one, the check
+   * starts in the background (`engineCheck()` waits for it) and "auto" means
+   * WASM meanwhile.
+   */
+  async status(checks: readonly EngineCheck[] = []): Promise<RuntimeStatus> {
+    // Kept before the first await: a load that arrives meanwhile decides by these.
+    remembered = checks;
     const url = new URL(`${import.meta.env.BASE_URL}selftest/double.onnx`, self.location.origin);
     const session = await ort.InferenceSession.create(url.href, { executionProviders: ["wasm"] });
+    let selfTest: number[];
     try {
       const x = new ort.Tensor("float32", Float32Array.from([1, 2]), [2]);
       const { y } = await session.run({ x });
-      return {
-        choice,
-        ort: {
-          version: ort.env.versions.web ?? "unknown",
-          wasmPaths: String(ort.env.wasm.wasmPaths),
-          threads: ort.env.wasm.numThreads ?? 1,
-          crossOriginIsolated: self.crossOriginIsolated,
-          selfTest: Array.from(y!.data as Float32Array),
-        },
-      };
+      selfTest = Array.from(y!.data as Float32Array);
     } finally {
       await session.release();
     }
+    const check = await recallEngine();
+    if (!check) void checkEngine().catch(() => undefined); // engineCheck() reports the failure
+    return {
+      choice: check ? choiceOf(check) : PROVISIONAL,
+      ...(check ? { check } : {}),
+      ort: {
+        version: ort.env.versions.web ?? "unknown",
+        wasmPaths: String(ort.env.wasm.wasmPaths),
+        threads: ort.env.wasm.numThreads ?? 1,
+        crossOriginIsolated: self.crossOriginIsolated,
+        selfTest,
+      },
+    };
+  },
+
+  /** The engine check "auto" goes by: the one in hand, or the one running (started if none is). */
+  async engineCheck(): Promise<EngineCheck> {
+    return (await recallEngine()) ?? checkEngine();
+  },
+
+  /** Runs the engine check again (the "Measure again" button); later "auto" loads use the new choice. */
+  async measureEngines(): Promise<EngineCheck> {
+    return checkEngine({ force: true });
   },
 
   /**
-   * Loads one model (replacing any loaded one) on WebGPU when available, else
-   * WASM; a WebGPU failure falls back to WASM with the reason kept in the status.
+   * Loads one model (replacing any loaded one) on the engine `options.device`
+   * names ("auto": the measured one); a WebGPU failure under "auto" falls back
+   * to WASM with the reason kept in the status. What `options.want` needs is
+   * negotiated before any weight is read.
    */
   async load(
     source: ModelSource,
     options: WorkerLoadOptions = {},
-    onProgress?: (p: Progress) => void,
+    onProgress?: (p: LoadProgress) => void,
   ): Promise<ModelStatus> {
     await api.dispose();
-    if (options.backend === "transformers") return loadTransformers(source, options);
-    const read: string[] = [];
-    const hashes: Record<string, string> = {};
-    const { files, key, where, spec } = sourceFiles(source, read, hashes);
+    const hub = normalizeHub(options.hub ?? DEFAULT_HUB);
+    let lastProgress: unknown;
+    const report = onProgress ? (p: LoadProgress) => void (lastProgress = onProgress(p)) : undefined;
+    const onFile = report
+      ? (file: FileProgress) =>
+          report({ stage: `reading ${file.path}`, done: file.loaded, total: file.total ?? 0, file })
+      : undefined;
+    if (options.backend === "transformers") {
+      const status = await loadTransformers(source, options, hub, onFile);
+      await Promise.resolve(lastProgress).catch(() => undefined);
+      return status;
+    }
+    const log = newReadLog();
+    const { files, key, where, spec } = sourceFiles(source, log, hub, onFile);
+    const want = options.want ?? [];
+    // Negotiated before any session: on a registered spec, else on the graphs' protobufs (planModel), whose
+    // reading the load then reuses.
+    const plan = want.length && !spec ? await planModel(files, { key, source: where }) : undefined;
+    if (want.length) {
+      const why = plan?.inspection.attention.reason;
+      const provided = spec ? spec.capabilities : new Set(plan!.inspection.capabilities);
+      negotiate(want, provided, `the ort backend for ${key}${why ? ` (${why})` : ""}`);
+    }
     let choice = await decideDevice(options.device);
     const open = (device: "webgpu" | "wasm") =>
       cancellable((signal) =>
         loadOrtModel(files, webSessions(device), {
           ...(spec ? { spec } : {}),
+          ...(plan ? { plan } : {}),
           key,
           source: where,
           signal,
-          ...(onProgress ? { onProgress: (p: Progress) => void (lastProgress = onProgress(p)) } : {}),
+          ...(report ? { onProgress: report } : {}),
         }),
       );
     let loaded: OrtModel;
-    let lastProgress: unknown;
     try {
       loaded = await open(choice.device);
     } catch (error) {
       if (choice.device !== "webgpu" || options.device === "webgpu") throw error;
       choice = { device: "wasm", reason: `WebGPU failed to run this model (${(error as Error).message}); using WASM` };
       loaded = await open("wasm");
+    }
+    const lacking = want.filter((c) => !loaded.capabilities.has(c));
+    if (lacking.length) {
+      const why = "reason" in loaded.attention ? `: ${String(loaded.attention.reason)}` : "";
+      await loaded.dispose();
+      throw new CapabilityError(lacking, [...loaded.capabilities], `${key} as loaded${why}`);
     }
     // The page's progress callback runs over its own channel: let the last report arrive before the result.
     await Promise.resolve(lastProgress).catch(() => undefined);
@@ -243,15 +513,52 @@ const api = {
       capabilities: [...loaded.capabilities],
       attention: loaded.attention,
       choice,
-      filesRead: read,
-      fileHashes: hashes,
+      backend: "ort",
+      filesRead: log.read,
+      fileHashes: log.hashes,
+      fileBytes: log.sizes,
     };
     return modelStatus;
+  },
+
+  /**
+   * What a model is and what the white-box runtime can read from it — spec,
+   * files and sizes, capabilities, attention status, missing files — from its
+   * config files and ONNX protobufs alone: no session is created. Hub files
+   * read go into the hub cache (a later load reads them from there).
+   */
+  async inspect(source: ModelSource, options: { readonly hub?: string } = {}): Promise<ModelInspection> {
+    const { files, key, where, spec } = sourceFiles(source, newReadLog(), normalizeHub(options.hub ?? DEFAULT_HUB));
+    return inspectModel(files, { key, source: where, ...(spec ? { spec } : {}) });
   },
 
   /** The loaded model's status, or undefined. */
   modelStatus(): ModelStatus | undefined {
     return modelStatus;
+  },
+
+  /** The hub models whose files this browser keeps for hub address `hub`, with their sizes. */
+  async cachedHubModels(hub: string = DEFAULT_HUB): Promise<CachedHubModel[]> {
+    const prefix = `${normalizeHub(hub)}/`;
+    const byId = new Map<string, { path: string; bytes: number }[]>();
+    for (const file of await cachedFiles(HUB_CACHE, prefix)) {
+      const parsed = parseHubUrl(hub, `${prefix}${file.path}`);
+      if (!parsed) continue;
+      const list = byId.get(parsed.id) ?? [];
+      list.push({ path: parsed.path, bytes: file.bytes });
+      byId.set(parsed.id, list);
+    }
+    return [...byId].map(([id, files]) => ({ id, files, bytes: files.reduce((sum, f) => sum + f.bytes, 0) }));
+  },
+
+  /** Forgets every kept file (and kept 404) of hub model `id` at hub address `hub`; the next load downloads again. */
+  async forgetHubModel(id: string, hub: string = DEFAULT_HUB): Promise<number> {
+    const prefix = `${normalizeHub(hub)}/${id}/`;
+    const cache = await caches.open(HUB_CACHE);
+    let removed = 0;
+    for (const request of await cache.keys())
+      if (request.url.startsWith(prefix) && (await cache.delete(request))) removed++;
+    return removed;
   },
 
   /** Generates an answer (greedy by default; seeded sampling with `temperature`). */
@@ -265,11 +572,12 @@ const api = {
     return cancellable((signal) => m.generateTokens(input, { ...options, signal }));
   },
 
-  /** One teacher-forced forward returning the asked reductions as small typed arrays. */
+  /** One teacher-forced forward returning the asked reductions as small typed arrays (moved to the page, not copied). */
   async forward(input: ModelInput, capture: Omit<CaptureOptions, "signal"> = {}): Promise<Trace> {
     if (blackBox) return blackBox.forward(input, capture);
     const m = requireModel();
-    return cancellable((signal) => m.forward(input, { ...capture, signal }));
+    const trace = await cancellable((signal) => m.forward(input, { ...capture, signal }));
+    return transfer(trace, traceBuffers(trace));
   },
 
   /**

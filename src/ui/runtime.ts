@@ -1,6 +1,11 @@
 import { proxy, wrap, type Remote } from "comlink";
-import type { Progress } from "../core/model.ts";
-import type { ModelSource, ModelStatus, ModelWorkerApi, WorkerLoadOptions } from "../../workers/model.worker.ts";
+import type {
+  LoadProgress,
+  ModelSource,
+  ModelStatus,
+  ModelWorkerApi,
+  WorkerLoadOptions,
+} from "../../workers/model.worker.ts";
 
 function newModelWorker(): Worker {
   return new Worker(new URL("../../workers/model.worker.ts", import.meta.url), { type: "module" });
@@ -72,7 +77,11 @@ export class ModelClient {
   }
 
   /** Loads a model, reporting progress. */
-  load(source: ModelSource, options: WorkerLoadOptions = {}, onProgress?: (p: Progress) => void): Promise<ModelStatus> {
+  load(
+    source: ModelSource,
+    options: WorkerLoadOptions = {},
+    onProgress?: (p: LoadProgress) => void,
+  ): Promise<ModelStatus> {
     return this.call((api) => api.load(source, options, onProgress ? proxy(onProgress) : undefined));
   }
 

@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { cpSync, mkdtempSync, rmSync, truncateSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { startBrowserHarness, type BrowserHarness } from "../../../node/browser-harness.ts";
+import { startHubServer, type HubServer } from "../../../node/hub-server.ts";
+import { REPO_ROOT } from "../../../models/load.node.ts";
+
+let harness: BrowserHarness;
+let hub: HubServer;
+let page: Page;
+let folders: string;
+const errors: string[] = [];
+
+beforeAll(async () => {
+  [harness, hub] = await Promise.all([
+    startBrowserHarness(),
+    startHubServer({
+      "evalrx/tiny-lm": `${REPO_ROOT}models/tiny-lm`,
+      "evalrx/tiny-vlm": `${REPO_ROOT}models/tiny-vlm`,
+    }),
+  ]);
+  folders = mkdtempSync(join(tmpdir(), "evalrx-folders-"));
+  page = await harness.context.newPage();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  page.on("pageerror", (error) => errors.push(error.message));
+});
+afterAll(async () => {
+  await Promise.all([harness?.close(), hub?.close()]);
+  if (folders) rmSync(folders, { recursive: true, force: true });
+});
+
+const card = (name: string) => page.locator(`[data-testid="model-card"][data-model="${name}"]`);
+
+/** A copy of a bundled model's folder under a new name, to be changed by the test. */
+function folderCopy(model: string, name: string): string {
+  const dir = join(folders, name);
+  cpSync(`${REPO_ROOT}models/${model}`, dir, { recursive: true });
+  return dir;
+}
+
+it("shows the engine check's choice with its numbers: WASM on SwiftShader, with the reason", async () => {
+  await page.goto(`${harness.url}#/settings`);
+  await page.getByTestId("engine-check-device").waitFor({ timeout: 150_000 });
+  expect(await page.getByTestId("engine-check-device").textContent()).toBe("WASM");
+  const reason = await page.getByTestId("engine-check-reason").textContent();
+  // Headless Chromium's adapter is SwiftShader (CPU): slower than WASM, whatever its logits.
+  expect(reason).toMatch(
+    /^WASM is faster here: [\d.]+ ms per forward against [\d.]+ ms on WebGPU \(logits agree: max \|Δ\| [\d.e+-]+ ≤ [\d.e+-]+, 0\.2% of the largest \|logit\|\)$/,
+  );
+  expect(await page.getByTestId("engine-check-webgpu").textContent()).toMatch(/swiftshader/i);
+  expect(await page.getByTestId("engine-badge").textContent()).toBe("Engine: WASM");
+  // Remembered: after a reload the same check (same time) is shown without measuring again.
+  const measured = await page.getByTestId("engine-check").textContent();
+  await page.reload();
+  await page.getByTestId("engine-check-device").waitFor({ timeout: 30_000 });
+  expect(await page.getByTestId("engine-check").textContent()).toBe(measured);
+});
+
+it("loads the bundled tiny-vlm from the Models page: spec, capabilities, attention found, size, engine", async () => {
+  await page.goto(`${harness.url}#/models`);
+  const vlm = card("bundled:tiny-vlm");
+  await vlm.getByTestId("load").click();
+  await vlm.getByTestId("model-loaded-badge").waitFor({ timeout: 60_000 });
+  expect(await vlm.getByTestId("model-spec").textContent()).toContain("6 × 6 tokens (48 × 48 px)");
+  expect(await vlm.getByTestId("model-attention").getAttribute("data-state")).toBe("found");
+  expect(await vlm.getByTestId("model-capabilities").textContent()).toMatch(/^answers, logits, attention/);
+  expect(await vlm.getByTestId("model-size").textContent()).toMatch(/^[\d.]+ (KB|MB)$/);
+  expect(await vlm.getByTestId("model-engine").textContent()).toMatch(/^WASM — WASM is faster here/);
+  expect(await page.getByTestId("model-status").textContent()).toContain("bundled:tiny-vlm");
+  await page.getByTestId("unload-in-use").click();
+  await page.getByTestId("model-status-empty").waitFor();
+});
+
+it("opens a folder of ONNX files from the folder picker, keeps it, and loads it again after a reload", async () => {
+  await page.goto(`${harness.url}#/models`);
+  const dir = folderCopy("tiny-lm", "my-tiny-lm");
+  await page.getByLabel(/choose a folder$/).setInputFiles(dir);
+  const mine = card("files:my-tiny-lm");
+  await mine.getByTestId("model-loaded-badge").waitFor({ timeout: 60_000 });
+  expect(await mine.getByTestId("model-attention").getAttribute("data-state")).toBe("found");
+  expect(await mine.textContent()).toContain("your folder, kept in this browser");
+  await page.reload();
+  await mine.getByTestId("load").click();
+  await mine.getByTestId("model-loaded-badge").waitFor({ timeout: 60_000 });
+  expect(await page.getByTestId("model-status").textContent()).toContain("files:my-tiny-lm");
+});
+
+it("an unreadable folder names the missing or broken file, and nothing is kept", async () => {
+  await page.goto(`${harness.url}#/models`);
+  const missing = folderCopy("tiny-lm", "no-tokenizer");
+  rmSync(join(missing, "tokenizer.json"));
+  await page.getByLabel(/choose a folder$/).setInputFiles(missing);
+  await page.getByTestId("folder-problems").waitFor();
+  expect(await page.getByTestId("folder-problems").textContent()).toContain("no-tokenizer: tokenizer.json is missing");
+
+  const broken = folderCopy("tiny-vlm", "broken-vlm");
+  truncateSync(join(broken, "onnx/decoder_model_merged.onnx"), 1000);
+  await page.getByLabel(/choose a folder$/).setInputFiles(broken);
+  await page.getByText(/broken-vlm: .*onnx\/decoder_model_merged\.onnx/).waitFor({ timeout: 30_000 });
+  expect(await card("files:no-tokenizer").count()).toBe(0);
+  expect(await card("files:broken-vlm").count()).toBe(0);
+});
+
+it("loads a hub id from a hub-shaped server with a progress bar per file, and the second load reads nothing from it", async () => {
+  await page.goto(`${harness.url}#/settings`);
+  await page.getByTestId("hub-address-input").fill(`${hub.url}/`);
+  await page.getByTestId("hub-address-save").click();
+  expect(await page.getByTestId("hub-address-current").textContent()).toBe(hub.url);
+
+  // Negotiation first: transformers.js cannot give attention, so the load is refused after reading config.json only.
+  await page.goto(`${harness.url}#/models`);
+  await page.getByTestId("want-attention").check();
+  await page.getByTestId("hub-id").fill("evalrx/tiny-vlm");
+  await page.getByTestId("hub-backend").selectOption("transformers");
+  await page.getByTestId("hub-load").click();
+  await page.getByTestId("hub-problem").waitFor();
+  expect(await page.getByTestId("hub-problem").textContent()).toContain(
+    "the transformers backend for evalrx/tiny-vlm cannot provide 'attention'",
+  );
+  expect(hub.requests.filter((r) => r.url.endsWith(".onnx"))).toEqual([]);
+  await page.getByTestId("want-attention").uncheck();
+
+  for (const [id, backend] of [
+    ["evalrx/tiny-lm", "transformers"],
+    ["evalrx/tiny-vlm", "ort"],
+  ] as const) {
+    await page.getByTestId("hub-id").fill(id);
+    await page.getByTestId("hub-backend").selectOption(backend);
+    await page.getByTestId("hub-load").click();
+    // A bar per file while it downloads; the decoder's bytes among them.
+    await page.locator('[data-testid="file-progress"][data-path$=".onnx"]').first().waitFor({ timeout: 60_000 });
+    const entry = card(`hub:${id}`);
+    await entry.getByTestId("model-loaded-badge").waitFor({ timeout: 120_000 });
+    expect(hub.requests.some((r) => r.url.startsWith(`/${id}/resolve/main/onnx/`) && r.status === 302)).toBe(true);
+  }
+  const attention = await card("hub:evalrx/tiny-vlm").getByTestId("model-attention").getAttribute("data-state");
+  expect(attention).toBe("found");
+
+  // After a reload, both load again with no request reaching the hub.
+  await page.reload();
+  const before = hub.requests.length;
+  for (const id of ["evalrx/tiny-lm", "evalrx/tiny-vlm"]) {
+    const entry = card(`hub:${id}`);
+    await entry.getByTestId("load").click();
+    await entry.getByTestId("model-loaded-badge").waitFor({ timeout: 120_000 });
+  }
+  expect(hub.requests.slice(before)).toEqual([]);
+  expect(errors).toEqual([]);
+  expect(harness.foreignRequests).toEqual([]);
+});
