@@ -42,17 +42,23 @@ export interface ViewOpened {
   readonly record: DatasetRecord;
   /** Cases read so far (the first page; the rest follow). */
   readonly loaded: number;
+  /** The view's filter generation: no filter yet (every case), for `rows`. */
+  readonly generation: number;
+  /** Its first rows, so the table shows them without another round trip. */
+  readonly rows: readonly CaseRowView[];
 }
 
 /**
  * Opens dataset `datasetId` of database `db`: resolves as soon as its first
- * page of cases is read, and goes on reading the rest (`onLoaded` hears how
- * many cases are in so far, and when all are). Throws when there is no such dataset.
+ * page of cases is read, with its first `firstRows` rows, and goes on reading
+ * the rest (`onLoaded` hears how many cases are in so far, and when all are).
+ * Throws when there is no such dataset.
  */
 export async function openView(
   db: string,
   datasetId: string,
   onLoaded?: (loaded: number, done: boolean) => void,
+  firstRows = 100,
 ): Promise<ViewOpened> {
   const store = await openStore(db);
   const record = await store.getDataset(datasetId);
@@ -92,7 +98,8 @@ export async function openView(
   view.loaded = readRest();
   const viewId = nextView++;
   views.set(viewId, view);
-  return { viewId, record, loaded: cases.length };
+  const rows = cases.slice(0, firstRows).map((c, i) => rowView(c, i));
+  return { viewId, record, loaded: cases.length, generation: view.generation, rows };
 }
 
 function get(viewId: number): View {

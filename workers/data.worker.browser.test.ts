@@ -100,7 +100,7 @@ it("imports the valid rows with their images, never replaces a dataset, and adds
 });
 
 it("a cancelled import of a new dataset keeps nothing", async () => {
-  const lines = Array.from({ length: 20_000 }, (_, i) => `{"id":"c${i}","input":"question ${i} ${"x".repeat(200)}"}\n`);
+  const lines = Array.from({ length: 10_000 }, (_, i) => `{"id":"c${i}","input":"question ${i} ${"x".repeat(200)}"}\n`);
   const file = new File(lines, "big.jsonl");
   const id = ++job;
   let cancelled = false;
@@ -183,7 +183,11 @@ it("a dataset view reads pages lazily, filters in the worker, and previews selec
     "view",
     proxy((n: number) => void loads.push(n)),
   );
-  expect(opened).toMatchObject({ record: { caseCount: 2500 }, loaded: 1000 });
+  expect(opened).toMatchObject({ record: { caseCount: 2500 }, loaded: 1000, generation: 0 });
+  // The first rows come with the view (no second round trip before the table shows them).
+  expect(opened.rows.map((r) => r.id).slice(0, 2)).toEqual(["v0000", "v0001"]);
+  expect(opened.rows).toHaveLength(100);
+  expect((await data.rows(opened.viewId, 0, 2400, 2401))!.map((r) => r.id)).toEqual(["v2400"]);
   const all = await data.query(opened.viewId, {});
   expect(all).toEqual({ generation: 1, count: 2500, total: 2500 });
   expect((await data.rows(opened.viewId, 1, 2400, 2403))!.map((r) => r.id)).toEqual(["v2400", "v2401", "v2402"]);

@@ -5,7 +5,7 @@ import type { HoldoutChoice, QueryResult, SelectionPreview } from "../../../../w
 import type { ImportService } from "../../app/imports.svelte.ts";
 import type { StoreService } from "../../app/store.svelte.ts";
 import { errorText } from "../../app/errors.ts";
-import type { CaseFilter, CaseRowView, Facets } from "./case-filter.ts";
+import { isEmptyFilter, type CaseFilter, type CaseRowView, type Facets } from "./case-filter.ts";
 import { datasetIdFromFile, datasetIdProblem, freeDatasetId } from "./names.ts";
 import { ThumbCache } from "./thumbs.ts";
 
@@ -117,14 +117,10 @@ export class DatasetView {
     let early: { loaded: number; done: boolean } | undefined;
     const onLoaded = (loaded: number, done: boolean) => {
       if (mine === undefined) early = { loaded, done };
-      else if (this.#viewId === mine) {
-        this.loaded = loaded;
-        this.done = done;
-        if (done) void this.#loadFacets();
-      }
+      else if (this.#viewId === mine) this.#progress(loaded, done);
     };
     try {
-      const opened = await this.#imports.call((api) => api.openView(this.#store.db, this.id, proxy(onLoaded)));
+      const opened = await this.#imports.call((api) => api.openView(this.#store.db, this.id, proxy(onLoaded), BLOCK));
       if (this.#closed) {
         void this.#imports.call((api) => api.closeView(opened.viewId)).catch(() => undefined);
         return;
@@ -132,16 +128,30 @@ export class DatasetView {
       mine = opened.viewId;
       this.#viewId = opened.viewId;
       this.record = opened.record;
-      this.loaded = early?.loaded ?? opened.loaded;
-      this.done = early?.done ?? false;
-      if (this.done) void this.#loadFacets();
       this.state = "open";
-      await this.#query();
+      if (isEmptyFilter(this.filter)) {
+        // No filter: the first rows came with the view; show them now (one round trip from the route change).
+        this.#generation = opened.generation;
+        this.#pending.clear();
+        this.blocks = new Map([[0, opened.rows]]);
+        this.count = opened.record.caseCount;
+        this.filterError = undefined;
+      } else await this.#query();
+      this.#progress(early?.loaded ?? opened.loaded, early?.done ?? false);
     } catch (error) {
       const text = errorText(error);
       this.state = /there is no dataset/.test(text) ? "missing" : "failed";
       this.failure = text;
     }
+  }
+
+  #progress(loaded: number, done: boolean): void {
+    this.loaded = loaded;
+    this.done = done;
+    if (!done) return;
+    void this.#loadFacets();
+    // The record's count may lag the cases (an import into it was cut short): trust the cases.
+    if (isEmptyFilter(this.filter) && this.count !== undefined && this.count !== loaded) void this.#query();
   }
 
   async #loadFacets(): Promise<void> {
