@@ -11,6 +11,7 @@ import { decodeDataUrl, select } from "../src/datasets/index.ts";
 import { buildEvaluators, parseEvalConfig, runEval, type EvalConfig, type EvalSummary } from "../src/evals/index.ts";
 import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
+import { bytes } from "../src/figures/format.ts";
 import type { Fingerprint } from "../src/evals/fingerprint.ts";
 
 /** What the page asks the worker to run (plain data, structured-cloned across). */
@@ -41,6 +42,23 @@ export interface EvalJobResult {
   readonly runId: string;
   readonly status: string;
   readonly summary: EvalSummary;
+}
+
+function isQuotaError(error: unknown): boolean {
+  return (
+    error instanceof Error && (error.name === "QuotaExceededError" || (error as { quota?: boolean }).quota === true)
+  );
+}
+
+/**
+ * What a full quota means for a run: what is kept, and about how much more
+ * space the rest needs (from the size of the items stored last).
+ *
+ * @example quotaMessage(400, 600, 512) // "The browser's storage is full: 400 of 600 trials are judged and kept; the other 200 need about 150.0 KB more. Free space (delete old runs or datasets), then Resume the run."
+ */
+export function quotaMessage(done: number, total: number, bytesPerItem: number): string {
+  const rest = Math.max(0, total - done);
+  return `The browser's storage is full: ${done} of ${total} trials are judged and kept; the other ${rest} need about ${bytes(rest * bytesPerItem * 1.5)} more. Free space (delete old runs or datasets), then Resume the run.`;
 }
 
 /** The id a new run of `evalKey` gets: the eval name and the start time, made unique in the store. */
@@ -116,28 +134,44 @@ export async function runEvalJob(
       last = now;
       onProgress({ ...p, runId });
     };
-    const { run, summary } = await runEval({
-      store,
-      dataset: { id: dataset.id, cases },
-      model,
-      evaluators,
-      ...(config.repeats !== undefined ? { repeats: config.repeats } : {}),
-      ...(config.cluster !== undefined ? { cluster: config.cluster } : {}),
-      ...(config.variant !== undefined ? { variant: config.variant } : {}),
-      ...(config.concurrency !== undefined ? { concurrency: config.concurrency } : {}),
-      ...(config.generation ? { generation: config.generation } : {}),
-      ...(config.name !== undefined ? { evalKey: config.name } : {}),
-      ...(request.resume !== undefined ? { resume: request.resume } : { runId }),
-      images,
-      modelIdentity,
-      ...(request.codeVersion !== undefined ? { codeVersion: request.codeVersion } : {}),
-      extraConfig: { select: config.select ?? {}, page: { config: request.config, modelSource: request.modelSource } },
-      signal,
-      onProgress: (p) => {
-        if (p.done === 0 || p.done === p.total) announceChange(request.db, { kind: "runs", id: runId });
-        report(p);
-      },
-    });
+    let result: Awaited<ReturnType<typeof runEval>>;
+    try {
+      result = await runEval({
+        store,
+        dataset: { id: dataset.id, cases },
+        model,
+        evaluators,
+        ...(config.repeats !== undefined ? { repeats: config.repeats } : {}),
+        ...(config.cluster !== undefined ? { cluster: config.cluster } : {}),
+        ...(config.variant !== undefined ? { variant: config.variant } : {}),
+        ...(config.concurrency !== undefined ? { concurrency: config.concurrency } : {}),
+        ...(config.generation ? { generation: config.generation } : {}),
+        ...(config.name !== undefined ? { evalKey: config.name } : {}),
+        ...(request.resume !== undefined ? { resume: request.resume } : { runId }),
+        images,
+        modelIdentity,
+        ...(request.codeVersion !== undefined ? { codeVersion: request.codeVersion } : {}),
+        extraConfig: {
+          select: config.select ?? {},
+          page: { config: request.config, modelSource: request.modelSource },
+        },
+        signal,
+        onProgress: (p) => {
+          if (p.done === 0 || p.done === p.total) announceChange(request.db, { kind: "runs", id: runId });
+          report(p);
+        },
+      });
+    } catch (error) {
+      announceChange(request.db, { kind: "runs", id: runId });
+      if (!isQuotaError(error)) throw error;
+      const progress = await store.progress(runId);
+      const done = progress?.done ?? 0;
+      const total = progress?.total ?? cases.length * (config.repeats ?? 1);
+      const sample = await store.itemRange(runId, Math.max(0, done - 20), done);
+      const perItem = sample.length ? JSON.stringify(sample).length / sample.length : 1024;
+      throw new Error(quotaMessage(done, total, perItem), { cause: error });
+    }
+    const { run, summary } = result;
     if (latest) report(latest, true);
     announceChange(request.db, { kind: "runs", id: run.id });
     return { runId: run.id, status: run.status, summary };
