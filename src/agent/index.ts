@@ -5,13 +5,30 @@
 export { investigate, type InvestigateOptions } from "./investigate.ts";
 export { exploreCases, DEFAULT_QUESTION } from "./run-explore.ts";
 export { runLoop, splitTable, type LoopOptions, type LoopResult } from "./loop.ts";
-export { explore, type ExploreOptions, type SignalFinding } from "./explore.ts";
+export {
+  explore,
+  screenRule,
+  DEFAULT_SCREEN,
+  type ExploreOptions,
+  type ScreenRule,
+  type SignalFinding,
+} from "./explore.ts";
 export { diagnose, type Hypothesis } from "./diagnose.ts";
 export { verify } from "./verify.ts";
 export { probe, modelKind, type ModelKind, type ProbeOptions, type ProbedCase } from "./probe.ts";
-export { climb, ladder, fineTuneRecipe, TIERS, type Tier, type Candidate, type RepairOptions } from "./repair.ts";
+export {
+  climb,
+  ladder,
+  fineTuneRecipe,
+  pairedOutcome,
+  TIERS,
+  type Tier,
+  type Candidate,
+  type PairedOutcome,
+  type RepairOptions,
+} from "./repair.ts";
 export { typeSignal, typeSignals } from "./signals.ts";
-export { pToE, CALIBRATORS, type Calibrator } from "./evalue.ts";
+export { pToE, thresholdE, familyWeights, CALIBRATORS, type Calibrator } from "./evalue.ts";
 export type { ExperimentProtocol } from "./protocol.ts";
 export { EventLog, parseEventLines, EVENT_SCHEMA_VERSION, type RunEvent, type Stage } from "./events.ts";
 export { buildReport } from "./report.ts";

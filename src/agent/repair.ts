@@ -543,6 +543,12 @@ export async function climb(
   const clusters = caseClusters(cases);
   const base = cases.map((c) => baseline.get(c.id)!);
   const yesNo = isYesNoTask(cases) && options.baselineOutputs !== undefined;
+  const controlled = yesNo && ctx.model.capabilities.has("logits");
+  if (yesNo && !controlled)
+    log.append("M5", "problem", {
+      what: "yes-bias control",
+      why: "not run: the model gives no logits to shift (an API backend); candidates are validated against the baseline alone",
+    });
   const baseOutputs = yesNo ? cases.map((c) => options.baselineOutputs!.get(c.id) ?? "") : undefined;
   let margins: number[] | undefined;
   const marginsFor = async () => {
@@ -565,7 +571,7 @@ export async function climb(
       const { run, ...vsBaseline } = outcome;
       let control: Record<string, unknown> | undefined;
       let beatsControl = true;
-      if (yesNo && ctx.model.capabilities.has("logits")) {
+      if (controlled) {
         const candidateYes = yesRatio(run.outputs);
         const shift = yesShift(await marginsFor(), Math.round(candidateYes * cases.length));
         const controlRun = await runCandidate(ctx, yesShiftCandidate(shift), cases);
@@ -593,7 +599,7 @@ export async function climb(
           candidate.description +
           (reused ? " (result reused: the identical candidate already ran as the mechanism test)" : ""),
         ...vsBaseline,
-        eMethod: `${M5_E_METHOD}; here K = ${K} (${planned.length} candidates${options.otherTests ? ` + ${options.otherTests} mechanism test` : ""}), γ = ${gamma.toPrecision(3)}; validated when p ≤ γ and fixed > broken${yesNo ? ", against the baseline and against the yes-bias control" : ""}`,
+        eMethod: `${M5_E_METHOD}; here K = ${K} (${planned.length} candidates${options.otherTests ? ` + ${options.otherTests} mechanism test` : ""}), γ = ${gamma.toPrecision(3)}; validated when p ≤ γ and fixed > broken${controlled ? ", against the baseline and against the yes-bias control" : ""}`,
         validated,
         ...(baseOutputs ? { yesRatio: yesRatio(run.outputs), baselineYesRatio: yesRatio(baseOutputs) } : {}),
         bySplit: bySplit(
@@ -611,7 +617,7 @@ export async function climb(
   }
   const next = TIERS[ceiling + 1];
   const recommendation = fixedBy
-    ? `${fixedBy} repairs significantly more M5 cases than it breaks${yesNo ? " and beats the yes-bias control" : ""}; re-test it on fresh cases before shipping`
+    ? `${fixedBy} repairs significantly more M5 cases than it breaks${controlled ? " and beats the yes-bias control" : ""}; re-test it on fresh cases before shipping`
     : options.maxTier === "L4"
       ? "no candidate up to L3b validated; the L4 fine-tune recipe below was written, not executed"
       : `no candidate up to ${options.maxTier} validated; raise the ceiling to ${next} (--max-tier ${next}) to go further — the loop does not escalate itself`;
@@ -655,7 +661,7 @@ export function fineTuneRecipe(
     },
     method: "LoRA r=8 on the decoder's attention and MLP projections; answer-token loss only",
     hyperparameters: { epochs: 2, learningRate: 2e-4, batchSize: 32, loraAlpha: 16, seed: 1 },
-    retest: `the ${cases.length} sealed cases vs the unmodified baseline, paired McNemar + e-value, plus a no-free-lunch check on passing cases`,
+    retest: `fresh cases vs the unmodified baseline: the same one-sided, cluster-aware paired test and e-value as M5, against the yes-bias control on yes/no tasks, plus a no-free-lunch check on passing cases`,
     estimatedCost: {
       approxParameters: params,
       approxTrainingFlops: 6 * params * pairs * 2 * 48,
