@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,6 +58,18 @@ function dataCheck(file: string): { valid: number; problems: { line: number; rea
  */
 const engineFree = (text: string) => text.replace(/not JSON \(.*\); /, "not JSON (…); ");
 
+/** The axe-core scan's serious and critical violations on the page as it is now (with the nodes they name). */
+async function seriousViolations(): Promise<string[]> {
+  await page.evaluate(readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8"));
+  return page.evaluate(async () => {
+    type Result = { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
+    const result = await (window as unknown as { axe: { run(): Promise<Result> } }).axe.run();
+    return result.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+}
+
 const countText = async () => (await page.getByTestId("case-count").innerText()).trim();
 
 it("adds the demo datasets in one click from the empty Datasets page", async () => {
@@ -112,6 +125,7 @@ it("filters the POPE cases with the filter expression, and previews a selection 
   expect(await page.getByTestId("case-prompt").innerText()).toBe(pope[1]!.input.prompt);
   await page.getByTestId("case-image").waitFor();
   expect(await page.getByTestId("case-meta").innerText()).toContain('"question_type": "existence"');
+  expect((await seriousViolations()).join("\n")).toBe("");
 
   await page.getByTestId("selection-preview").locator("summary").click();
   await page.getByTestId("preview-sample").fill("100");
@@ -139,6 +153,7 @@ it("lists a picked folder's bad rows with their lines before anything is stored,
   );
   // Nothing is stored before the user says so.
   await expect.poll(() => page.getByTestId("dataset-row").count()).toBe(3);
+  expect((await seriousViolations()).join("\n")).toBe("");
 
   expect(await page.getByTestId("dataset-name").inputValue()).toBe("dataset");
   await page.getByTestId("import-button").click();
