@@ -468,10 +468,11 @@ async function closeRun(
   const view = runView({ ...record, status, finishedAt }, items);
   const summary = summarize(view, evaluators);
   const stored = summary as unknown as Record<string, unknown>;
-  await store.updateRun(record.id, { status, finishedAt, summary: stored });
+  // The summary event first, the status last: a run marked finished holds everything it reports.
   await store.appendEvents(record.id, [
     { stage: "summary", schema: 1, type: event.type, payload: { ...event.payload, pass: summary.pass } },
   ]);
+  await store.updateRun(record.id, { status, finishedAt, summary: stored });
   return { run: { ...view, summary: stored }, summary };
 }
 

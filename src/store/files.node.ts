@@ -13,7 +13,7 @@ import {
   truncate,
   writeFile,
 } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   arrayBytes,
   byId,
@@ -210,7 +210,11 @@ export class FileStore implements Store {
     const run = await this.getRun(id);
     if (!run) throw new StoreError(`updateRun(): no run '${id}'`);
     await this.#checkWriter(id);
-    await this.#write(join(this.#runDir(id), "run.json"), JSON.stringify({ ...run, ...changes }));
+    const dir = this.#runDir(id);
+    // A run is finished only once what it holds is on disk: its logs flushed first, then the record.
+    const durable = changes.status === "finished";
+    if (durable) for (const log of ["items.jsonl", "events.jsonl"]) await flushFile(join(dir, log));
+    await this.#write(join(dir, "run.json"), JSON.stringify({ ...run, ...changes }), durable);
   }
 
   async deleteRun(id: string): Promise<void> {
@@ -449,11 +453,20 @@ export class FileStore implements Store {
   }
 
   /** Whole-file write: a temp file beside the target, then rename, so readers see the old or the new file. */
-  async #write(path: string, body: string | Uint8Array): Promise<void> {
+  async #write(path: string, body: string | Uint8Array, durable = false): Promise<void> {
     const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
     try {
-      await writeFile(temp, body);
+      if (durable) {
+        const handle = await open(temp, "wx");
+        try {
+          await handle.writeFile(body);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      } else await writeFile(temp, body);
       await rename(temp, path);
+      if (durable) await flushFile(dirname(path));
     } catch (error) {
       await rm(temp, { force: true });
       throw storageError(error, path);
@@ -530,6 +543,24 @@ async function readLines<T>(path: string): Promise<T[]> {
     }
   }
   return out;
+}
+
+/** Flushes a file (or a folder's entries) to disk; a missing file, or a platform that cannot, is left as it is. */
+async function flushFile(path: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(path, "r");
+  } catch {
+    return;
+  }
+  try {
+    await handle.sync();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EINVAL" && code !== "EPERM" && code !== "EISDIR") throw storageError(error, path);
+  } finally {
+    await handle.close();
+  }
 }
 
 async function cutTornTail(path: string): Promise<void> {

@@ -309,7 +309,10 @@ export class IdbStore implements Store {
   ): Promise<void> {
     await this.#checkWriter(id);
     await guard(async () => {
-      const tx = this.#db.transaction(["runs", "runHeads"], "readwrite");
+      // Finishing a run waits until the browser has it on disk ("strict"): a finished run holds what it reports.
+      const tx = this.#db.transaction(["runs", "runHeads"], "readwrite", {
+        durability: changes.status === "finished" ? "strict" : "default",
+      });
       const run: RunRecord | undefined = await tx.objectStore("runs").get(id);
       if (!run) {
         abort(tx);
