@@ -3,6 +3,7 @@
  * (`<hub>/<owner>/<name>/resolve/main/`), and the hub's file list so a
  * model's layout is found without downloading a graph it does not use.
  */
+import { isHubId, normalizeHub } from "./hub.ts";
 import { MissingFileError, type FileSource } from "./session.ts";
 
 /**
@@ -42,7 +43,8 @@ export async function hubFileList(
   id: string,
   options: { readonly fetch?: typeof fetch; readonly revision?: string } = {},
 ): Promise<string[]> {
-  const url = `${hub.replace(/\/+$/, "")}/api/models/${id}/revision/${encodeURIComponent(options.revision ?? "main")}`;
+  if (!isHubId(id)) throw new TypeError(`'${id}' is not a hub id: expected owner/name, e.g. Xenova/gpt2`);
+  const url = `${normalizeHub(hub)}/api/models/${id}/revision/${encodeURIComponent(options.revision ?? "main")}`;
   const response = await (options.fetch ?? fetch)(url);
   if (response.status === 404 || response.status === 401)
     throw new Error(`the hub has no model '${id}' (or it is private): ${url} answered ${response.status}`);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { afterAll, describe, expect, it } from "vitest";
 import { CapabilityError } from "../core/capability.ts";
+import { mergeAsIf } from "./fixtures/merge-if.ts";
 import { formatInspection, inspectModel, inspectOnnxFile } from "./inspect.ts";
 import { resolveLayout } from "./layout.ts";
 import { loadModel, REPO_ROOT } from "./load.node.ts";
@@ -92,6 +93,33 @@ describe("inspecting a model folder (config files and protobufs, no session)", (
       await session.release();
     } finally {
       await model.dispose();
+    }
+  });
+
+  it("a merged decoder at tiny-lm's size (its graph as both If branches) answers and attends as tiny-lm does", async () => {
+    const tiny = `${REPO_ROOT}models/tiny-lm/`;
+    const path = folder("tiny-merged", json(`${tiny}config.json`), {
+      "tokenizer.json": `${tiny}tokenizer.json`,
+      "tokenizer_config.json": `${tiny}tokenizer_config.json`,
+    });
+    writeFileSync(
+      join(path, "onnx/decoder_model_merged.onnx"),
+      mergeAsIf(new Uint8Array(readFileSync(`${tiny}onnx/model_untapped.onnx`))),
+    );
+    const [merged, plain] = await Promise.all([loadModel(path), loadModel("tiny-lm")]);
+    try {
+      const input = { prompt: "reverse 4 8 1 5 =" };
+      expect((await merged.generateTokens(input, { maxNewTokens: 8 })).ids).toEqual(
+        (await plain.generateTokens(input, { maxNewTokens: 8 })).ids,
+      );
+      const [a, b] = await Promise.all([merged, plain].map((m) => m.forward(input, { reductions: ["fullAttention"] })));
+      const diff = a!.reductions.fullAttention!.data.reduce(
+        (m, v, i) => Math.max(m, Math.abs(v - b!.reductions.fullAttention!.data[i]!)),
+        0,
+      );
+      expect(diff).toBeLessThanOrEqual(1e-5);
+    } finally {
+      await Promise.all([merged.dispose(), plain.dispose()]);
     }
   });
 

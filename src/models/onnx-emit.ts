@@ -18,6 +18,12 @@ export type Operand = string | readonly number[];
 export class Emitter {
   readonly nodes: Uint8Array[] = [];
   private count = 0;
+  /**
+   * The element type of the tensors being computed, when known statically:
+   * constants are then written in it (or cast once, which ONNX Runtime folds)
+   * instead of a CastLike that runs on every call.
+   */
+  dtype?: number;
 
   constructor(
     readonly prefix: string,
@@ -67,9 +73,11 @@ export class Emitter {
     return this.one("Constant", [], { value: { tensor: { dataType: DTYPE.float, dims, values } } });
   }
 
-  /** A float constant in the dtype of `like` (CastLike from opset 15; float32 graphs before that). */
+  /** A float constant in the dtype of `like`: `dtype` when set, else CastLike (opset 15+; float32 graphs before). */
   scalarLike(value: number, like: string): string {
     const c = this.floats([value]);
+    if (this.dtype === DTYPE.float) return c;
+    if (this.dtype !== undefined) return this.cast(c, this.dtype);
     return this.opset >= 15 ? this.one("CastLike", [c, like]) : c;
   }
 

@@ -7,6 +7,8 @@
  *     on tiny-lm and tiny-vlm. Target ≥ 1.0×.
  *  3. white-box cases per second over the demo set in Node (greedy answer +
  *     one teacher-forced forward with reductions).
+ *  4.–5. the layouts real exports use (layout-timing.node.ts): the tap on a
+ *     merged decoder, and a decomposed GroupQueryAttention decoder vs the fused kernel.
  */
 import { readFileSync } from "node:fs";
 import { env } from "@huggingface/transformers";
@@ -18,6 +20,7 @@ import { getSpec } from "../specs/index.ts";
 import { transformersBackend } from "../transformers-backend.ts";
 import type { benchWorkerCapture } from "./bench-runtime.browser.ts";
 import { BENCH_REDUCTIONS, timeCapture } from "./forward-timing.ts";
+import { benchDecomposedGqa, benchMergedTap } from "./layout-timing.node.ts";
 
 type BrowserBench = { benchWorkerCapture: typeof benchWorkerCapture };
 type Case = { id: string; input: { prompt: string; image?: string } };
@@ -125,3 +128,12 @@ report(
   `white-box cases per second, Node, demo set (${pope.length} cases, generate + forward with reductions): ${fmt(pope.length / seconds, 1)} cases/s`,
 );
 await vlm.dispose();
+
+// 4.–5. The layouts real exports use.
+await benchMergedTap(
+  report,
+  jsonl("public/demo/tiny-lm.jsonl")
+    .filter((_, i) => i % 20 === 0)
+    .map((c) => c.input.prompt),
+);
+await benchDecomposedGqa(report);

@@ -34,6 +34,7 @@ const ATTENTION_INPUTS = ["input", "weights", "bias", "maskIndex", "past", "atte
  */
 export function decomposeAttention(ctx: FusedContext): Decomposition {
   const { node, e, shapes } = ctx;
+  e.dtype = ctx.elemTypeOf?.(node.inputs[0] ?? "");
   const heads = intAttr(node, "num_heads", 0);
   if (heads <= 0) return { reason: "num_heads must be positive" };
   if (intAttr(node, "do_rotary", 0))

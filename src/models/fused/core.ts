@@ -16,6 +16,32 @@ export interface FusedContext {
   readonly opset: number;
   /** Emits the replacement nodes, named under the fused node. */
   readonly e: Emitter;
+  /**
+   * The static width (last dim) of a tensor when the graph tells it: an
+   * initializer's or a declared shape's last dim, or a projection's
+   * (`MatMul(x, W)`, `+ bias`) from W's dims. Undefined when unknown.
+   */
+  readonly widthOf?: (tensor: string) => number | undefined;
+  /** Static dims of an initializer or declared tensor. */
+  readonly dimsOf?: (tensor: string) => readonly (number | string | undefined)[] | undefined;
+  /** The element type of a tensor when the graph tells it (declared, an initializer's, a projection's weights'). */
+  readonly elemTypeOf?: (tensor: string) => number | undefined;
+  /**
+   * Tensors one fused op computed that the next ones in the same graph can
+   * reuse (rotary rows, masks: every layer of a decoder has the same), by key.
+   */
+  readonly shared?: Map<string, string>;
+  /** Rotary factors already made in this graph scope, by caches and positions. */
+  readonly rows?: Map<string, RotaryRows>;
+}
+
+/** A tensor computed once per graph scope under `key` (the first op emits it; later ops reuse its name). */
+export function sharedTensor(ctx: FusedContext, key: string, make: () => string): string {
+  const hit = ctx.shared?.get(key);
+  if (hit) return hit;
+  const made = make();
+  ctx.shared?.set(key, made);
+  return made;
 }
 
 /** A decomposition: the standard nodes that replace the fused node, or why it cannot be replaced. */
@@ -80,17 +106,6 @@ export function fromHeads(e: Emitter, x: string, out?: string): string {
   return out ? e.op("Reshape", [t, [0, 0, -1]], {}, [out])[0]! : e.reshape(t, [0, 0, -1]);
 }
 
-/** `[B, n, T, h]` → `[B, n·groups, T, h]`: each KV head serves `groups` query heads in a row (grouped-query attention). */
-export function repeatKv(e: Emitter, x: string, groups: number): string {
-  if (groups === 1) return x;
-  const shape = e.one("Shape", [x]);
-  const expanded = e.one("Expand", [
-    e.unsqueeze(x, [2]),
-    e.concat([e.slice(shape, [0], [2], [0]), [groups], e.slice(shape, [2], [4], [0])], 0),
-  ]);
-  return e.reshape(expanded, e.concat([e.slice(shape, [0], [1], [0]), [-1], e.slice(shape, [2], [4], [0])], 0));
-}
-
 /** A scalar int64 tensor: the size of `x`'s axis `axis`. */
 export function scalarDim(e: Emitter, x: string, axis: number): string {
   return e.one("Gather", [e.one("Shape", [x]), e.ints([axis], [])], { axis: { int: 0 } });
@@ -132,8 +147,17 @@ export function defaultScale(e: Emitter, q: string): string {
 
 /** What shapes the attention core's scores and probabilities. */
 export interface CoreOptions {
-  /** A scale tensor, or a number; default 1/√head_size. */
+  /** The scale; default 1/√head_size (a constant when `headSize` is known, else computed in the graph). */
   readonly scale?: number;
+  readonly headSize?: number;
+  /**
+   * Query heads per KV head (grouped-query attention): the query is viewed as
+   * `[B, N_kv, groups·S, h]` against the `[B, N_kv, T, h]` keys, so K/V are
+   * never copied per query head; the scores are still `[B, N, S, T]`.
+   */
+  readonly groups?: number;
+  /** Query heads (needed with `groups`). */
+  readonly heads?: number;
   /** `softcap · tanh(scores / softcap)` before masking (Gemma-style), when > 0. */
   readonly softcap?: number;
   /** Additive terms broadcast onto the scores `[B, N, S, T]` (attention_bias, additive masks). */
@@ -149,8 +173,22 @@ export interface CoreOptions {
  * and the name of the probabilities tensor.
  */
 export function attend(e: Emitter, q: string, k: string, v: string, options: CoreOptions = {}) {
-  let scores = e.one("MatMul", [q, e.transpose(k, [0, 1, 3, 2])]);
-  const scale = options.scale ? e.scalarLike(options.scale, q) : defaultScale(e, q);
+  const groups = options.groups ?? 1;
+  const grouped = groups > 1;
+  // Reshapes with 0 copy the input's dim: [B, N, S, h] ↔ [B, N_kv, groups·S, h] (heads of a group are consecutive).
+  const kt = e.transpose(k, [0, 1, 3, 2]);
+  let scores: string;
+  if (grouped) {
+    const heads = options.heads!;
+    const qg = e.reshape(q, [0, heads / groups, -1, 0]);
+    scores = e.reshape(e.one("MatMul", [qg, kt]), [0, heads, -1, 0]);
+  } else scores = e.one("MatMul", [q, kt]);
+  const scale =
+    options.scale !== undefined
+      ? e.scalarLike(options.scale, q)
+      : options.headSize
+        ? e.scalarLike(1 / Math.sqrt(options.headSize), q)
+        : defaultScale(e, q);
   scores = e.one("Mul", [scores, scale]);
   if (options.softcap && options.softcap > 0) {
     const cap = e.scalarLike(options.softcap, q);
@@ -162,7 +200,10 @@ export function attend(e: Emitter, q: string, k: string, v: string, options: Cor
     scores = e.one("Where", [options.allowed, scores, masked]);
   }
   const probs = e.softmax(scores, 4);
-  return { out: e.one("MatMul", [probs, v]), probs };
+  if (!grouped) return { out: e.one("MatMul", [probs, v]), probs };
+  const heads = options.heads!;
+  const pg = e.reshape(probs, [0, heads / groups, -1, 0]);
+  return { out: e.reshape(e.one("MatMul", [pg, v]), [0, heads, -1, 0]), probs };
 }
 
 /**
@@ -171,42 +212,58 @@ export function attend(e: Emitter, q: string, k: string, v: string, options: Cor
  * int64), as ONNX Runtime's RotaryEmbedding: halves (`x₁·cos − x₂·sin`,
  * `x₂·cos + x₁·sin`) or interleaved pairs; the remaining channels pass.
  */
-export function rotary(
+export function rotary(e: Emitter, x: string, rows: RotaryRows, interleaved: boolean, headSize?: number): string {
+  const { cos, sin, half } = rows;
+  const big = [2 ** 62];
+  const whole = typeof half === "number" && headSize === 2 * half;
+  const width = typeof half === "number" ? [2 * half] : e.one("Mul", [half, [2]]);
+  const rot = whole ? x : e.slice(x, [0], width, [3]);
+  // x·cos + swap(x)·sin, with cos = [c, c] and sin = [−s, s] laid out as the rotation pairs channels.
+  let swapped: string;
+  if (!interleaved) {
+    const halfT = typeof half === "number" ? [half] : half;
+    swapped = e.concat([e.slice(rot, halfT, big, [3]), e.slice(rot, [0], halfT, [3])], 3);
+  } else {
+    const pairs = e.reshape(rot, [0, 0, 0, -1, 2]);
+    swapped = e.reshape(e.concat([e.slice(pairs, [1], [2], [4]), e.slice(pairs, [0], [1], [4])], 4), [0, 0, 0, -1]);
+  }
+  const rotated = e.one("Add", [e.one("Mul", [rot, cos]), e.one("Mul", [swapped, sin])]);
+  return whole ? rotated : e.concat([rotated, e.slice(x, width, big, [3])], 3);
+}
+
+/** The cos/sin factors rotary embedding multiplies by, `[B or 1, 1, S, 2·half]`, and the half width. */
+export interface RotaryRows {
+  readonly cos: string;
+  readonly sin: string;
+  readonly half: number | string;
+}
+
+/**
+ * The cos/sin factors of rotary embedding at `positions` (`[B or 1, S]`
+ * int64), from caches `[max_len, half]`, laid out for `rotary`: halves
+ * (`[c, c]`, `[−s, s]`) or interleaved pairs (`[c₀, c₀, c₁, c₁, …]`,
+ * `[−s₀, s₀, −s₁, s₁, …]`). Made once per graph and shared by every layer.
+ */
+export function rotaryRows(
   e: Emitter,
-  x: string,
   cosCache: string,
   sinCache: string,
   positions: string,
+  like: string,
   interleaved: boolean,
-): string {
+  half?: number,
+): RotaryRows {
   const gather = (cache: string) => e.unsqueeze(e.one("Gather", [cache, positions], { axis: { int: 0 } }), [1]);
   // The caches are in the query's dtype already (the contrib-op spec ties them to T); CastLike only guards.
-  const cos = e.opset >= 15 ? e.one("CastLike", [gather(cosCache), x]) : gather(cosCache);
-  const sin = e.opset >= 15 ? e.one("CastLike", [gather(sinCache), x]) : gather(sinCache);
-  const half = e.dim(cosCache, 1);
-  const width = e.one("Mul", [half, [2]]);
-  const big = [2 ** 62];
-  const rot = e.slice(x, [0], width, [3]);
-  const pass = e.slice(x, width, big, [3]);
-  let rotated: string;
-  if (!interleaved) {
-    const x1 = e.slice(rot, [0], half, [3]);
-    const x2 = e.slice(rot, half, big, [3]);
-    const a = e.one("Sub", [e.one("Mul", [x1, cos]), e.one("Mul", [x2, sin])]);
-    const b = e.one("Add", [e.one("Mul", [x2, cos]), e.one("Mul", [x1, sin])]);
-    rotated = e.concat([a, b], 3);
-  } else {
-    const shape = e.one("Shape", [rot]);
-    const pairs = e.reshape(rot, e.concat([e.slice(shape, [0], [3], [0]), [-1, 2]], 0));
-    const even = e.slice(pairs, [0], [1], [4]);
-    const odd = e.slice(pairs, [1], [2], [4]);
-    const c = e.unsqueeze(cos, [4]);
-    const s = e.unsqueeze(sin, [4]);
-    const a = e.one("Sub", [e.one("Mul", [even, c]), e.one("Mul", [odd, s])]);
-    const b = e.one("Add", [e.one("Mul", [odd, c]), e.one("Mul", [even, s])]);
-    rotated = e.reshape(e.concat([a, b], 4), shape);
-  }
-  return e.concat([rotated, pass], 3);
+  const cast = (t: string) => (e.opset >= 15 && e.dtype === undefined ? e.one("CastLike", [t, like]) : t);
+  const c = cast(gather(cosCache));
+  const s = cast(gather(sinCache));
+  const negS = e.one("Neg", [s]);
+  const join = (a: string, b: string) =>
+    interleaved
+      ? e.reshape(e.concat([e.unsqueeze(a, [4]), e.unsqueeze(b, [4])], 4), [0, 0, 0, -1])
+      : e.concat([a, b], 3);
+  return { cos: join(c, c), sin: join(negS, s), half: half ?? e.dim(cosCache, 1) };
 }
 
 /** An int attribute, or its default. */

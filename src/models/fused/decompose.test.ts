@@ -31,6 +31,8 @@ interface OpCase {
   readonly outputs: readonly string[];
   readonly attributes: Readonly<Record<string, AttributeValue>>;
   readonly opset?: number;
+  /** Declare every input's last dim symbolic, so nothing about head sizes is known before running. */
+  readonly symbolic?: boolean;
 }
 
 const ELEM = { float32: DTYPE.float, int32: DTYPE.int32, int64: DTYPE.int64 } as const;
@@ -45,7 +47,11 @@ function tensor(feed: Feed, next: () => number): ort.Tensor {
 
 function fusedModel(c: OpCase): Uint8Array {
   const inputs = c.inputs.filter((i): i is Feed => i !== "");
-  const value = (f: Feed): ValueSpec => ({ name: f.name, elemType: ELEM[f.type], dims: f.dims });
+  const value = (f: Feed): ValueSpec => ({
+    name: f.name,
+    elemType: ELEM[f.type],
+    dims: c.symbolic && f.dims.length ? [...f.dims.slice(0, -1), `${f.name}_width`] : f.dims,
+  });
   return buildOnnxModel({
     opset: c.opset ?? 17,
     domains: { "com.microsoft": 1 },
@@ -191,6 +197,11 @@ describe("GroupQueryAttention, decomposed, equals ONNX Runtime's kernel", () => 
 
   it("a second prompt chunk over a non-empty cache, rotary, multi-query (one KV head)", async () => {
     await oracle(gqa({ kv: 1, S: 3, P: 4, rotary: "half" }), 3);
+  });
+
+  it("nothing static: head size, scale and rotary width computed in the graph", async () => {
+    await oracle({ ...gqa({ kv: 2, S: 3, P: 4, rotary: "half" }), symbolic: true }, 18);
+    await oracle({ ...gqa({ kv: 2, S: 4, P: 0, packed: true, rotary: "interleaved" }), symbolic: true }, 19);
   });
 
   it("packed QKV with interleaved rotary", async () => {

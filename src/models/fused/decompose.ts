@@ -1,10 +1,10 @@
 import { FUSED_ATTENTION } from "../attention-graph.ts";
 import { Emitter } from "../onnx-emit.ts";
 import { inferRanks, type StaticShapes } from "../onnx-ranks.ts";
-import { describeScope, readOnnxGraph, type GraphView, type ScopeStep } from "../onnx-read.ts";
+import { describeScope, readOnnxGraph, type GraphView, type OnnxNode, type ScopeStep } from "../onnx-read.ts";
 import { copyNode, encodeAttribute, encodeGraph, encodeModel } from "../onnx-write.ts";
 import { decomposeAttention } from "./attention.ts";
-import type { Decomposition, FusedContext } from "./core.ts";
+import type { Decomposition, FusedContext, RotaryRows } from "./core.ts";
 import { decomposeGroupQueryAttention } from "./group-query-attention.ts";
 import { decomposeMultiHeadAttention } from "./multi-head-attention.ts";
 
@@ -45,8 +45,48 @@ interface Ctx {
   count: number;
 }
 
+/** Static dims and projection widths of a graph's tensors, from initializers and declared shapes. */
+function staticWidths(graph: GraphView) {
+  const producer = new Map<string, OnnxNode>();
+  for (const n of graph.nodes) for (const o of n.outputs) producer.set(o, n);
+  const dimsOf = (t: string) => graph.initializers.get(t)?.dims ?? graph.declared.get(t)?.dims;
+  const widthOf = (t: string, depth = 3): number | undefined => {
+    const last = dimsOf(t)?.at(-1);
+    if (typeof last === "number") return last;
+    const p = producer.get(t);
+    if (!p || depth === 0) return undefined;
+    if (p.opType === "MatMul") {
+      const w = dimsOf(p.inputs[1] ?? "")?.at(-1);
+      return typeof w === "number" ? w : undefined;
+    }
+    if (p.opType === "Add" || p.opType === "Cast" || p.opType === "Identity")
+      return p.inputs.map((i) => widthOf(i, depth - 1)).find((w) => w !== undefined && w > 1);
+    return undefined;
+  };
+  const elemTypeOf = (t: string, depth = 6): number | undefined => {
+    const known = graph.initializers.get(t)?.elemType ?? graph.declared.get(t)?.elemType;
+    if (known !== undefined) return known;
+    const p = producer.get(t);
+    if (!p || depth === 0) return undefined;
+    if (p.opType === "Cast") return p.intAttributes.get("to");
+    if (
+      !/^(MatMul|Add|Sub|Mul|Div|Identity|Reshape|Transpose|LayerNormalization|SimplifiedLayerNormalization|SkipLayerNormalization|SkipSimplifiedLayerNormalization|Gather)$/.test(
+        p.opType,
+      )
+    )
+      return undefined;
+    // Gather's data is input 0; for the rest any float input tells.
+    const inputs = p.opType === "Gather" ? [p.inputs[0]!] : p.inputs;
+    return inputs.map((i) => (i ? elemTypeOf(i, depth - 1) : undefined)).find((x) => x !== undefined);
+  };
+  return { dimsOf, widthOf: (t: string) => widthOf(t), elemTypeOf: (t: string) => elemTypeOf(t) };
+}
+
 function decomposeScope(graph: GraphView, path: readonly ScopeStep[], outer: StaticShapes | undefined, ctx: Ctx) {
   const shapes = inferRanks(graph, outer);
+  const widths = staticWidths(graph);
+  const shared = new Map<string, string>();
+  const rows = new Map<string, RotaryRows>();
   const plan = new Map<number, Uint8Array[]>();
   const where = describeScope(path);
   for (const node of graph.nodes) {
@@ -62,7 +102,7 @@ function decomposeScope(graph: GraphView, path: readonly ScopeStep[], outer: Sta
         continue;
       }
       const e = new Emitter(`evalrx/${node.opType}_${ctx.count++}`, ctx.opset);
-      const result = decompose({ node, shapes, opset: ctx.opset, e });
+      const result = decompose({ node, shapes, opset: ctx.opset, e, shared, rows, ...widths });
       if ("reason" in result) {
         ctx.ops.push({ ...base, decomposed: false, reason: result.reason });
         continue;

@@ -11,10 +11,10 @@ import {
   lessOrEqual,
   output,
   range,
-  repeatKv,
   rotary,
+  rotaryRows,
+  sharedTensor,
   scalarDim,
-  toHeads,
   type Decomposition,
   type FusedContext,
 } from "./core.ts";
@@ -50,6 +50,7 @@ const GQA_INPUTS = [
  */
 export function decomposeGroupQueryAttention(ctx: FusedContext): Decomposition {
   const { node, e } = ctx;
+  e.dtype = ctx.elemTypeOf?.(node.inputs[0] ?? "");
   const heads = intAttr(node, "num_heads", 0);
   const kvHeads = intAttr(node, "kv_num_heads", 0);
   if (heads <= 0 || kvHeads <= 0 || heads % kvHeads !== 0)
@@ -92,38 +93,52 @@ export function decomposeGroupQueryAttention(ctx: FusedContext): Decomposition {
   const causal = intAttr(node, "causal", 1) !== 0;
   const window = intAttr(node, "local_window_size", -1);
 
+  // The head size, when the projections' weights tell it: constant reshapes and scale instead of Shape ops.
+  const width = ctx.widthOf?.(query!);
+  const packedWidth = heads + (key ? 0 : 2 * kvHeads);
+  const headSize = width !== undefined && width % packedWidth === 0 ? width / packedWidth : undefined;
+  const h = headSize ?? -1;
   let q: string;
   let k: string;
   let v: string;
   if (key && value) {
-    q = toHeads(e, query!, heads);
-    k = toHeads(e, key, kvHeads);
-    v = toHeads(e, value, kvHeads);
+    q = e.transpose(e.reshape(query!, [0, 0, heads, h]), [0, 2, 1, 3]);
+    k = e.transpose(e.reshape(key, [0, 0, kvHeads, h]), [0, 2, 1, 3]);
+    v = e.transpose(e.reshape(value, [0, 0, kvHeads, h]), [0, 2, 1, 3]);
   } else {
     // Packed QKV [B, S, (N + 2·Nkv)·h]: split per head block.
-    const packed = e.transpose(e.reshape(query!, [0, 0, heads + 2 * kvHeads, -1]), [0, 2, 1, 3]);
+    const packed = e.transpose(e.reshape(query!, [0, 0, heads + 2 * kvHeads, h]), [0, 2, 1, 3]);
     q = e.slice(packed, [0], [heads], [1]);
     k = e.slice(packed, [heads], [heads + kvHeads], [1]);
     v = e.slice(packed, [heads + kvHeads], [heads + 2 * kvHeads], [1]);
   }
-  const S = scalarDim(e, q, 2);
-  const past = pastKey ? scalarDim(e, pastKey, 2) : e.ints([0], []);
+  // Every layer of a decoder reads the same lengths (seqlens_k, total_sequence_length): their positions,
+  // rotary rows and masks are made once per graph and shared.
+  const lengths = `${seqlensK ?? ""}|${totalLength ?? ""}|${pastKey ? "past" : "no past"}`;
+  const S = sharedTensor(ctx, `S|${lengths}`, () => scalarDim(e, q, 2));
+  const past = sharedTensor(ctx, `P|${lengths}`, () => (pastKey ? scalarDim(e, pastKey, 2) : e.ints([0], [])));
   if (doRotary) {
-    let positions: string;
-    if (positionIds) positions = positionIds;
-    else {
+    const positions = sharedTensor(ctx, `positions|${lengths}|${positionIds ?? ""}`, () => {
+      if (positionIds) return positionIds;
       // ONNX Runtime's positions: 0…S−1 on the first prompt, else seqlens_k + 1 − S + i per batch entry.
       const steps = e.unsqueeze(range(e, S), [0]);
-      if (seqlensK && totalLength) {
-        const lens = e.unsqueeze(e.cast(seqlensK, DTYPE.int64), [1]);
-        const later = e.one("Add", [e.one("Sub", [e.one("Add", [lens, e.ints([1], [])]), S]), steps]);
-        const first = e.one("Equal", [e.cast(totalLength, DTYPE.int64), S]);
-        positions = e.one("Where", [first, steps, later]);
-      } else positions = e.one("Add", [steps, past]);
-    }
+      if (!seqlensK || !totalLength) return e.one("Add", [steps, past]);
+      const lens = e.unsqueeze(e.cast(seqlensK, DTYPE.int64), [1]);
+      const later = e.one("Add", [e.one("Sub", [e.one("Add", [lens, e.ints([1], [])]), S]), steps]);
+      const first = e.one("Equal", [e.cast(totalLength, DTYPE.int64), S]);
+      return e.one("Where", [first, steps, later]);
+    });
+    const cacheDims = ctx.dimsOf?.(cosCache!);
+    const half = typeof cacheDims?.[1] === "number" ? cacheDims[1] : undefined;
     const interleaved = intAttr(node, "rotary_interleaved", 0) !== 0;
-    q = rotary(e, q, cosCache!, sinCache!, positions, interleaved);
-    k = rotary(e, k, cosCache!, sinCache!, positions, interleaved);
+    const key = `rows|${cosCache}|${sinCache}|${positions}|${interleaved}`;
+    let rows = ctx.rows?.get(key);
+    if (!rows) {
+      rows = rotaryRows(e, cosCache!, sinCache!, positions, q, interleaved, half);
+      ctx.rows?.set(key, rows);
+    }
+    q = rotary(e, q, rows, interleaved, headSize);
+    k = rotary(e, k, rows, interleaved, headSize);
   }
   ({ k, v } = appendCache(
     e,
@@ -132,23 +147,29 @@ export function decomposeGroupQueryAttention(ctx: FusedContext): Decomposition {
     { key: pastKey, value: pastValue },
     { key: output(node, 1), value: output(node, 2) },
   ));
-  const T = scalarDim(e, k, 2);
-  let allowed: string | undefined;
-  if (causal) allowed = causalAllowed(e, S, T, past, window >= 0 ? window : undefined);
-  if (seqlensK) {
-    // Keys past a batch entry's length are padding: [B, 1, 1, T].
-    const lens = e.reshape(e.cast(seqlensK, DTYPE.int64), [-1, 1, 1, 1]);
-    const padding = lessOrEqual(e, e.reshape(range(e, T), [1, 1, 1, -1]), lens);
-    allowed = allowed ? e.one("And", [allowed, padding]) : padding;
-  }
+  const allowed = sharedTensor(ctx, `mask|${lengths}|${causal}|${window}`, () => {
+    const T = e.one("Add", [S, past]);
+    let mask: string | undefined;
+    if (causal) mask = causalAllowed(e, S, T, past, window >= 0 ? window : undefined);
+    if (seqlensK) {
+      // Keys past a batch entry's length are padding: [B, 1, 1, T].
+      const lens = e.reshape(e.cast(seqlensK, DTYPE.int64), [-1, 1, 1, 1]);
+      const padding = lessOrEqual(e, e.reshape(range(e, T), [1, 1, 1, -1]), lens);
+      mask = mask ? e.one("And", [mask, padding]) : padding;
+    }
+    return mask ?? "";
+  });
   const groups = heads / kvHeads;
   const softcap = floatAttr(node, "softcap");
   const scale = floatAttr(node, "scale");
-  const { out, probs } = attend(e, q, repeatKv(e, k, groups), repeatKv(e, v, groups), {
+  const { out, probs } = attend(e, q, k, v, {
     ...(scale ? { scale } : {}),
+    ...(headSize ? { headSize } : {}),
     ...(softcap ? { softcap } : {}),
     ...(attentionBias ? { add: [attentionBias] } : {}),
     ...(allowed ? { allowed } : {}),
+    groups,
+    heads,
   });
   fromHeads(e, out, output(node, 0));
   const variant = [

@@ -67,6 +67,7 @@ const MHA_INPUTS = ["query", "key", "value", "bias", "keyPadding", "attentionBia
  */
 export function decomposeMultiHeadAttention(ctx: FusedContext): Decomposition {
   const { node, e, shapes } = ctx;
+  e.dtype = ctx.elemTypeOf?.(node.inputs[0] ?? "");
   const heads = intAttr(node, "num_heads", 0);
   if (heads <= 0) return { reason: "num_heads must be positive" };
   if (input(node, 8)) return { reason: "not decomposed: past_sequence_length means a shared past/present buffer" };

@@ -2,6 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { isCapability, type Capability } from "../../core/capability.ts";
+import { DEFAULT_HUB, hubBase, isHubId, normalizeHub } from "../../models/hub.ts";
 import { hubFileList, httpFiles } from "../../models/http-files.ts";
 import { formatInspection, inspectModel, inspectOnnxFile, type ModelInspection } from "../../models/inspect.ts";
 import { DTYPE_SUFFIXES } from "../../models/layout.ts";
@@ -32,8 +33,6 @@ const options = {
   hub: { type: "string" },
 } as const;
 
-const HUB_ID = /^[\w.-]+\/[\w.-]+$/;
-
 /** Inspects what `target` names: a bundled key, a folder, one .onnx file, or a hub id. */
 export async function inspectTarget(
   target: string,
@@ -52,15 +51,14 @@ export async function inspectTarget(
       throw new Error(`'${target}' is a file but not an .onnx graph: give a model folder, an .onnx file or a hub id`);
     return inspectOnnxFile(new Uint8Array(await readFile(path)), target);
   }
-  if (!HUB_ID.test(target) || target.split("/").includes(".."))
+  if (!isHubId(target))
     throw new Error(
       `'${target}' is neither a bundled model, an existing folder or .onnx file, nor a hub id (owner/name)`,
     );
-  const hub = (o.hub ?? "https://huggingface.co").replace(/\/+$/, "");
-  if (!/^https?:\/\//.test(hub)) throw new Error(`--hub '${o.hub}' is not an http(s) address`);
+  const hub = normalizeHub(o.hub ?? DEFAULT_HUB);
   const fetchOptions = o.fetch ? { fetch: o.fetch } : {};
   const list = await hubFileList(hub, target, fetchOptions);
-  const base = `${hub}/${target}/resolve/main/`;
+  const base = hubBase(hub, target);
   return inspectModel(httpFiles(base, { ...fetchOptions, list: async () => list }), {
     key: target,
     source: base,
