@@ -121,16 +121,22 @@ interface Job {
 }
 const jobs = new Map<number, Job>();
 
+/** Cancels that arrived before their job started (the page numbers jobs upwards, so they are the ones ahead). */
+const cancelledEarly = new Set<number>();
+let latestJob = 0;
+
 function job(id: number): Job {
-  const j = { cancelled: false, bytes: 0 };
+  const j = { cancelled: cancelledEarly.delete(id), bytes: 0 };
+  latestJob = Math.max(latestJob, id);
   jobs.set(id, j);
   return j;
 }
 
-/** Stops the read or import `jobId` at its next chunk. */
+/** Stops the read or import `jobId` at its next chunk (or at its start, if the cancel comes first). */
 export function cancel(jobId: number): void {
   const j = jobs.get(jobId);
   if (j) j.cancelled = true;
+  else if (jobId > latestJob) cancelledEarly.add(jobId);
 }
 
 const stores = new Map<string, Promise<IdbStore>>();
@@ -173,10 +179,11 @@ function throttled<T>(report: ((value: T) => void) | undefined): (value: T, forc
 }
 
 /**
- * The dropped files as the importers expect them: a dropped folder's files
- * carry their paths (`pope/images/a.png`) as `webkitRelativePath`, which a
- * drop (unlike a folder picker) leaves empty and which posting a `File` to a
- * worker does not keep, so `droppedImages` finds images by the path the page gave.
+ * The dropped files as `droppedImages` reads them: it finds an image by the
+ * file's `webkitRelativePath` (`pope/images/a.png`), which a folder picker
+ * sets but a dropped folder's files (read through `webkitGetAsEntry`) leave
+ * empty; the page sends each file's path beside it, and it is given to the
+ * file here, so images resolve by path (not only by name) however they came.
  */
 function withPaths(files: readonly DroppedInput[]): File[] {
   return files.map(({ file, path }) => {

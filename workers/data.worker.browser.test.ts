@@ -59,6 +59,19 @@ it("checks a dropped folder off the main thread: the CLI's problems, line by lin
   await store.close();
 });
 
+it("finds a dropped folder's images by their paths, not only by name", async () => {
+  const file = (b: Uint8Array | string, name: string) => new File([b as BlobPart], name);
+  const files: DroppedInput[] = [
+    { file: file('{"id":"a","input":{"prompt":"?","image":"b/red.png"}}\n', "d.jsonl"), path: "set/d.jsonl" },
+    { file: file(await bytes(redUrl), "red.png"), path: "set/a/red.png" },
+    { file: file("not an image", "red.png"), path: "set/b/red.png" },
+  ];
+  const report = await data.check({ files, dataset: 0 }, ++job);
+  expect(report.problems.map((p) => p.reason)).toEqual([
+    "image 'b/red.png' is not decodable: not an image this tool can decode (expected PNG, JPEG, GIF, WebP or BMP)",
+  ]);
+});
+
 it("imports the valid rows with their images, never replaces a dataset, and adds only new ids", async () => {
   const files = await droppedFolder();
   const progress: number[] = [];
@@ -100,23 +113,38 @@ it("imports the valid rows with their images, never replaces a dataset, and adds
 });
 
 it("a cancelled import of a new dataset keeps nothing", async () => {
-  const lines = Array.from({ length: 10_000 }, (_, i) => `{"id":"c${i}","input":"question ${i} ${"x".repeat(200)}"}\n`);
+  const lines = Array.from({ length: 40_000 }, (_, i) => `{"id":"c${i}","input":"question ${i} ${"x".repeat(200)}"}\n`);
   const file = new File(lines, "big.jsonl");
   const id = ++job;
-  let cancelled = false;
+  const seen: number[] = [];
   const report = await data.importFiles(
     { files: [{ file, path: "big.jsonl" }], dataset: 0, db, datasetId: "big", mode: "new" },
     id,
-    proxy(() => {
-      if (cancelled) return;
-      cancelled = true;
-      void data.cancel(id);
+    proxy((p: ReadProgress) => {
+      seen.push(p.rows);
+      if (seen.length === 1) void data.cancel(id);
     }),
   );
+  // It stopped part-way (not at the end), and what it had written is gone.
+  expect(seen.at(-1)).toBeLessThan(40_000);
   expect(report.cancelled).toMatch(/^Cancelled before the end: nothing was kept/);
   const store = await IdbStore.open(db);
   expect(await store.getDataset("big")).toBeUndefined();
   expect(await store.casePage("big", 0)).toBeUndefined();
+  await store.close();
+});
+
+it("a cancel that arrives before its import starts stops it there", async () => {
+  const file = new File(['{"id":"a","input":"x"}\n'], "early.jsonl");
+  const id = ++job;
+  await data.cancel(id);
+  const report = await data.importFiles(
+    { files: [{ file, path: "early.jsonl" }], dataset: 0, db, datasetId: "early", mode: "new" },
+    id,
+  );
+  expect(report.cancelled).toMatch(/nothing was kept/);
+  const store = await IdbStore.open(db);
+  expect(await store.getDataset("early")).toBeUndefined();
   await store.close();
 });
 
