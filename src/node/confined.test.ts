@@ -3,7 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { readConfined, readRegularFile } from "./confined.ts";
+import { encode as encodeJpeg } from "jpeg-js";
+import { toRgb } from "../models/image.ts";
+import { modelImage, portablePath, readConfined, readRegularFile } from "./confined.ts";
 
 const top = mkdtempSync(join(tmpdir(), "evalrx-confined-"));
 const folder = join(top, "dataset");
@@ -53,5 +55,22 @@ describe("readConfined: a file a dataset names, read only from inside its folder
     await expect(readRegularFile(join(folder, "nope.jsonl"), "dataset 'nope'")).rejects.toThrow(
       /^dataset 'nope': no such file/,
     );
+  });
+});
+
+describe("modelImage and portablePath", () => {
+  it("gives the runtime a JPEG as RGBA pixels (it reads PNG bytes itself)", () => {
+    const jpeg = new Uint8Array(encodeJpeg({ width: 6, height: 4, data: new Uint8Array(96).fill(128) }, 90).data);
+    const pixels = modelImage(jpeg);
+    expect(pixels).toMatchObject({ width: 6, height: 4 });
+    expect(toRgb(pixels)).toMatchObject({ width: 6, height: 4 });
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47]);
+    expect(modelImage(png)).toBe(png);
+  });
+
+  it("names a path without the local folders above the working one", () => {
+    expect(portablePath(join(process.cwd(), "models", "tiny"))).toBe("models/tiny");
+    expect(portablePath("/somewhere/else/model-dir")).toBe("model-dir");
+    expect(portablePath("models/tiny-vlm")).toBe("models/tiny-vlm");
   });
 });

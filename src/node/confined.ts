@@ -1,7 +1,9 @@
 import { constants, type Stats } from "node:fs";
 import { open, realpath } from "node:fs/promises";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
-import { imageRefPath, MAX_IMAGE_BYTES } from "../datasets/images.ts";
+import { decode as decodeJpeg } from "jpeg-js";
+import type { ImagePixels } from "../core/index.ts";
+import { imageRefPath, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS } from "../datasets/images.ts";
 
 /** A file a dataset names that may not be read: outside its folder, not a regular file, too large. */
 export class RefusedFileError extends Error {
@@ -131,4 +133,22 @@ export function portablePath(path: string): string {
   if (!isAbsolute(path)) return path.split(sep).join("/");
   const rel = relative(process.cwd(), path);
   return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel.split(sep).join("/") : basename(path);
+}
+
+/**
+ * An image file's bytes as the model runtime takes them: PNG as its bytes
+ * (the runtime decodes it itself), JPEG decoded here to RGBA pixels (the page
+ * decodes JPEGs with a canvas; under Node this pure-JS decoder does), bounded
+ * by `MAX_IMAGE_PIXELS`. Anything else is passed on, for the runtime to refuse by name.
+ *
+ * @example modelImage(bytesOfAJpeg) // { width: 640, height: 480, data: Uint8Array(1228800) }
+ */
+export function modelImage(bytes: Uint8Array): Uint8Array | ImagePixels {
+  if (bytes[0] !== 0xff || bytes[1] !== 0xd8) return bytes;
+  const { width, height, data } = decodeJpeg(bytes, {
+    useTArray: true,
+    formatAsRGBA: true,
+    maxResolutionInMP: MAX_IMAGE_PIXELS / 1e6,
+  });
+  return { width, height, data };
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
-import type { FailureCase } from "../../core/index.ts";
+import type { FailureCase, ImagePixels } from "../../core/index.ts";
 import {
   caseHash,
   datasetVersion,
@@ -25,7 +25,7 @@ import {
 import { getSpec } from "../../models/specs/index.ts";
 import type { FileStore } from "../../store/files.node.ts";
 import type { Command } from "../cli.ts";
-import { confinedReader, portablePath, readRegularFile } from "../confined.ts";
+import { confinedReader, modelImage, portablePath, readRegularFile } from "../confined.ts";
 import {
   DEFAULT_STORE,
   fileJudgeCache,
@@ -133,13 +133,13 @@ export const command: Command = {
     // A run being resumed is locked before anything is loaded: a second writer is refused at once.
     const lock = values.resume !== undefined ? await store.lockRun(values.resume) : undefined;
     try {
-      const datasetId = await storeDatasetVersion(store, baseId, config.dataset, imported);
+      const datasetId = await storeDatasetVersion(store, baseId, portablePath(datasetPath), imported);
       const cases: FailureCase[] = select(
         imported.cases.filter((c) => c.status === "active"),
         config.select ?? {},
       );
       const readImage = confinedReader(dirname(datasetPath));
-      const images = async (ref: string, row: FailureCase): Promise<Uint8Array> => {
+      const images = async (ref: string, row: FailureCase): Promise<Uint8Array | ImagePixels> => {
         try {
           if (ref.startsWith("data:")) {
             const decoded = decodeDataUrl(ref);
@@ -151,7 +151,7 @@ export const command: Command = {
             if (!stored) throw new Error(`image ${ref} is not in the store`);
             return stored.bytes;
           }
-          return await readImage(ref);
+          return modelImage(await readImage(ref));
         } catch (error) {
           // The trial errors with the case and the reason; the run goes on.
           throw new Error(`case '${row.id}': ${(error as Error).message}`, { cause: error });

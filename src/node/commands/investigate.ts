@@ -17,7 +17,8 @@ import { TIERS, type Tier } from "../../agent/repair.ts";
 import type { FailureCase, ImagePixels } from "../../core/index.ts";
 import { importDataset, select, sha256Hex, canonicalJson } from "../../datasets/index.ts";
 import { checkImage } from "../../datasets/images.ts";
-import { chair, exact, openAICompatibleJudge, yesNo, type Evaluator } from "../../evals/index.ts";
+import { openAICompatibleJudge } from "../../evals/index.ts";
+import { labelEvaluators } from "../../evals/label-evaluators.ts";
 import { loadModel, REPO_ROOT } from "../../models/load.node.ts";
 import { toRgb } from "../../models/image.ts";
 import { parseReport } from "../../report/schema.ts";
@@ -25,7 +26,7 @@ import { writeError, writeFileAtomic, writeReportFiles } from "../../report/writ
 import { FileStore } from "../../store/files.node.ts";
 import { FileLock } from "../../store/lock.node.ts";
 import type { Command } from "../cli.ts";
-import { confinedReader, portablePath, readRegularFile } from "../confined.ts";
+import { confinedReader, modelImage, portablePath, readRegularFile } from "../confined.ts";
 import { numberOption, parseCommandArgs } from "../eval-runs.ts";
 import { faultPoint } from "../faults.ts";
 import { codeVersion } from "./version.ts";
@@ -117,24 +118,7 @@ function reportWritten(out: string): boolean {
   }
 }
 
-/** The evaluators that label this dataset's cases: POPE-style yes/no, CHAIR for captions, else exact match. */
-function evaluatorsFor(cases: readonly FailureCase[]): Evaluator[] {
-  const yn = cases.every((c) =>
-    ["yes", "no"].includes(
-      String(c.expected ?? "")
-        .trim()
-        .toLowerCase(),
-    ),
-  );
-  if (yn) return [yesNo()];
-  if (cases.every((c) => Array.isArray(c.meta.objects))) {
-    const vocabulary = [...new Set(cases.flatMap((c) => (c.meta.objects as unknown[]).map(String)))];
-    return [chair(vocabulary)];
-  }
-  return [exact()];
-}
-
-function rgba(bytes: Uint8Array): ImagePixels {
+function rgba(bytes: Uint8Array | ImagePixels): ImagePixels {
   const rgb = toRgb(bytes);
   const data = new Uint8ClampedArray(rgb.width * rgb.height * 4);
   for (let i = 0; i < rgb.width * rgb.height; i++) {
@@ -202,7 +186,13 @@ export const command: Command = {
         found = readImage(ref).then(
           (bytes) => {
             const checked = checkImage(bytes);
-            return "reason" in checked ? `image '${ref}' is not usable: ${checked.reason}` : undefined;
+            if ("reason" in checked) return `image '${ref}' is not usable: ${checked.reason}`;
+            try {
+              toRgb(modelImage(bytes)); // what the runtime will do with it
+              return undefined;
+            } catch (error) {
+              return `image '${ref}' cannot be read by the model runtime: ${(error as Error).message}`;
+            }
           },
           (error: unknown) => (error as Error).message,
         );
@@ -306,8 +296,8 @@ export const command: Command = {
         store,
         model,
         dataset: { id: basename(dataPath).replace(/\.\w+$/, ""), cases, source: basename(dataPath), fingerprint },
-        evaluators: evaluatorsFor(cases),
-        images: readImage,
+        evaluators: labelEvaluators(cases),
+        images: async (ref) => modelImage(await readImage(ref)),
         decodeImage: rgba,
         protocol: { question },
         runId,
