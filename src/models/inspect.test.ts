@@ -322,9 +322,13 @@ describe("spec inference reads the families' own names", () => {
     expect(inferSpec("bart", "x", bart).capabilities.has("generate")).toBe(true);
     const bert = json(`${LAYOUTS}bert-encoder/config.json`);
     expect([...inferSpec("bert", "x", bert).capabilities]).toEqual([]);
-    expect(() =>
-      textConfig({ model_type: "x", num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 8, vocab_size: 4 }),
-    ).toThrow(/cannot find the context length \(looked for max_position_embeddings, n_positions/);
+    const sizes = { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 8, vocab_size: 4 };
+    const undeclared = textConfig({ model_type: "x", ...sizes });
+    expect(undeclared.contextLength).toBe(Number.MAX_SAFE_INTEGER);
+    expect(undeclared.contextFrom).toMatch(
+      /^not declared in config\.json \(looked for max_position_embeddings, n_positions/,
+    );
+    expect(textConfig({ model_type: "rwkv", ...sizes, context_length: 1024 }).contextLength).toBe(1024);
   });
 
   it("an inferred spec never claims attention: only the graph can say", () => {

@@ -60,12 +60,13 @@ else {
   const browser = await chromium.launch({ executablePath, args: chromiumArgs, headless: true });
   try {
     const page = await browser.newPage();
-    await page.goto(url);
+    // The dev server transforms the app on first load: on a busy machine that takes longer than 30 s.
+    await page.goto(url, { timeout: 300_000 });
     // The dev server may reload the page once while it optimises dependencies: retry after a reload.
     let web: { plainMs: number; captureMs: number; ratio: number } | undefined;
     for (let attempt = 0; !web; attempt++) {
       try {
-        await page.waitForLoadState("networkidle");
+        await page.waitForLoadState("networkidle", { timeout: 300_000 });
         web = await page.evaluate(
           async ({ cases, rounds, module }) => {
             const mod = (await import(/* @vite-ignore */ module)) as BrowserBench;

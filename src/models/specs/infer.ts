@@ -16,10 +16,10 @@ export interface TextConfig {
   readonly vocabSize: number;
   /**
    * Longest sequence the model takes. `Number.MAX_SAFE_INTEGER` when the config
-   * declares none because positions are relative (T5's buckets): nothing caps it.
+   * declares none (T5's relative positions have no cap): `contextFrom` says so.
    */
   readonly contextLength: number;
-  /** Where `contextLength` came from: the config key, or "relative positions". */
+  /** Where `contextLength` came from: the config key, "relative positions", or "not declared …". */
   readonly contextFrom: string;
   readonly eosIds: readonly number[];
   /** For encoder-decoder models: the encoder's layers and heads (the fields above are the decoder's). */
@@ -75,25 +75,30 @@ export function textConfig(config: Json): TextConfig {
     (text.multi_query === true ? 1 : undefined) ??
     heads;
   const headDim = num(text.head_dim) ?? num(text.d_kv) ?? hiddenSize / heads;
-  const context = lookup(
+  const contextKeys = [
     "max_position_embeddings",
     "n_positions",
     "max_target_positions",
     "n_ctx",
     "max_sequence_length",
+    "max_seq_length",
     "seq_length",
     "max_seq_len",
-  );
+    "context_length",
+    "block_size",
+  ];
+  const context = lookup(...contextKeys);
   let contextLength: number;
   let contextFrom: string;
   if (context) [contextLength, contextFrom] = context;
-  else if (num(text.relative_attention_num_buckets) !== undefined) {
+  else {
+    // No silent default: the spec says there is no limit, and where it looked.
     contextLength = Number.MAX_SAFE_INTEGER;
-    contextFrom = "relative positions (no limit declared)";
-  } else
-    throw new Error(
-      "config.json: cannot find the context length (looked for max_position_embeddings, n_positions, max_target_positions, n_ctx, max_sequence_length, seq_length, max_seq_len)",
-    );
+    contextFrom =
+      num(text.relative_attention_num_buckets) !== undefined
+        ? "relative positions (no limit declared)"
+        : `not declared in config.json (looked for ${contextKeys.join(", ")})`;
+  }
   const eos = text.eos_token_id ?? config.eos_token_id;
   const eosIds = Array.isArray(eos)
     ? eos.filter((e): e is number => typeof e === "number")
