@@ -11,3 +11,4 @@ export {
   type ReportRepair,
 } from "./schema.ts";
 export { renderReportHtml, escapeHtml } from "./html.ts";
+export { neutralizeBidi } from "./safe-text.ts";
