@@ -1,20 +1,62 @@
 /**
  * Screenshots of every page of the built app at 1280×900 in the system
- * Chromium, for the README and for looking at what a person sees:
- * `npm run screenshots [-- --out DIR] [-- route ...]`.
+ * Chromium — for the README and for looking at what a person sees:
+ * `npm run screenshots [-- --out DIR] [--seed] [route ...]`. With `--seed` the
+ * page first adds the demo datasets and runs two small evals through its own
+ * forms, so the pages show data; the routes then include a run, a case, a
+ * dataset and the comparison of the two runs.
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import type { Page } from "playwright-core";
 import { startBrowserHarness } from "../../node/browser-harness.ts";
 
 const { values, positionals } = parseArgs({
-  options: { out: { type: "string", default: "tmp/screens" }, wait: { type: "string", default: "1500" } },
+  options: {
+    out: { type: "string", default: "tmp/screens" },
+    wait: { type: "string", default: "1500" },
+    seed: { type: "boolean", default: false },
+  },
   allowPositionals: true,
 });
-const routes = positionals.length
-  ? positionals
-  : ["#/", "#/models", "#/datasets", "#/runs", "#/compare", "#/playground", "#/settings", "#/no-such-page"];
+
+/** Runs one eval through the page's form; returns its run id once it finished. */
+async function runEval(page: Page, url: string, name: string, fields: Record<string, string>): Promise<string> {
+  await page.goto(`${url}#/runs`);
+  const form = page.getByTestId("start-eval");
+  if (!(await form.isVisible())) await page.getByRole("button", { name: "New eval…" }).click();
+  await page.getByTestId("eval-dataset").selectOption("pope");
+  for (const [testid, value] of Object.entries(fields)) await page.getByTestId(testid).fill(value);
+  await page.getByTestId("eval-name").fill(name);
+  await page.getByTestId("eval-plan").filter({ hasNotText: "Reading" }).waitFor();
+  await form.click();
+  try {
+    await page.getByTestId("run-id").waitFor({ timeout: 300_000 });
+  } catch (error) {
+    await page.screenshot({ path: "tmp/screens-failed.png", fullPage: true });
+    throw error;
+  }
+  const id = (await page.getByTestId("run-id").textContent())!.trim();
+  await page
+    .getByTestId("run-status")
+    .filter({ hasText: /^finished$/ })
+    .waitFor({ timeout: 600_000 });
+  return id;
+}
+
+/** A file name per screen: `library`, `runs`, `run`, `run-case`, `dataset`, `compare-two-runs`, … */
+function screenName(route: string): string {
+  const [path = "", query] = route.replace(/^#\/?/, "").split("?");
+  const parts = path.split("/").filter(Boolean);
+  if (parts.length === 0) return "library";
+  if (parts[0] === "runs" && parts.length === 2) return "run";
+  if (parts[0] === "runs" && parts.length === 3) return "run-case";
+  if (parts[0] === "datasets" && parts.length === 2) return "dataset";
+  if (parts[0] === "compare" && query) return "compare-two-runs";
+  return parts.join("-").replace(/[^\w-]+/g, "_");
+}
+
 const out = resolve(values.out!);
 mkdirSync(out, { recursive: true });
 const harness = await startBrowserHarness();
@@ -23,10 +65,39 @@ try {
   await page.setViewportSize({ width: 1280, height: 900 });
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
+  let routes = positionals.length
+    ? positionals
+    : ["#/", "#/models", "#/datasets", "#/runs", "#/compare", "#/playground", "#/settings", "#/no-such-page"];
+  if (values.seed) {
+    await page.goto(harness.url);
+    await page.getByTestId("library-add-demo").click();
+    await page.getByText(/\b3\b datasets/).waitFor({ timeout: 300_000 });
+    const baseline = await runEval(page, harness.url, "pope-greedy", { "eval-sample": "120" });
+    const candidate = await runEval(page, harness.url, "pope-greedy", {
+      "eval-sample": "120",
+      "eval-temperature": "1.2",
+      "eval-seed": "3",
+    });
+    const failing = page.getByTestId("case-table").getByText("fail", { exact: true }).first();
+    await failing.waitFor();
+    const caseId = (await page
+      .getByTestId("case-table")
+      .locator('[role="row"]:has-text("fail") a')
+      .first()
+      .textContent())!;
+    const enc = encodeURIComponent;
+    routes = [
+      ...routes,
+      "#/datasets/pope",
+      `#/runs/${enc(candidate)}`,
+      `#/runs/${enc(candidate)}/${enc(caseId.trim())}`,
+      `#/compare?baseline=${enc(baseline)}&candidate=${enc(candidate)}&tolerance=0.03`,
+    ];
+  }
   for (const route of routes) {
     await page.goto(`${harness.url}${route}`);
     await page.waitForTimeout(Number(values.wait));
-    const name = route.replace(/^#\/?/, "").replace(/[^\w-]+/g, "_") || "library";
+    const name = screenName(route);
     const file = join(out, `${name}.png`);
     await page.screenshot({ path: file, fullPage: true });
     const wide = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);

@@ -28,6 +28,8 @@ export class EvalFormState {
   starting = $state(false);
   failure = $state<string | undefined>();
   #facetsToken = 0;
+  /** What the form last suggested for the dataset (replaced when the dataset changes, unless the user edited it). */
+  #suggested: { evaluators: string; maxNewTokens: string } | undefined;
   readonly #app: AppServices;
 
   constructor(app: AppServices) {
@@ -86,11 +88,19 @@ export class EvalFormState {
       (facets) => {
         if (token !== this.#facetsToken) return;
         this.facets = facets;
-        // A yes/no task: suggest the POPE-style evaluator; otherwise exact match.
-        if (!Object.values(this.fields.evaluators).some(Boolean))
-          this.fields.evaluators = facets.yesNoShare > 0.9 ? { yesNo: true } : { exact: true };
-        if (facets.yesNoShare > 0.9 && this.fields.maxNewTokens === DEFAULT_FIELDS.maxNewTokens)
-          this.fields.maxNewTokens = "3";
+        // A yes/no task: suggest the POPE-style evaluator and a short answer; otherwise exact match.
+        // A suggestion is replaced when the dataset changes; the user's own choice never is.
+        const untouched =
+          !Object.values(this.fields.evaluators).some(Boolean) ||
+          JSON.stringify(this.fields.evaluators) === this.#suggested?.evaluators;
+        const yesNo = facets.yesNoShare > 0.9;
+        if (untouched) this.fields.evaluators = yesNo ? { yesNo: true } : { exact: true };
+        if (String(this.fields.maxNewTokens) === (this.#suggested?.maxNewTokens ?? DEFAULT_FIELDS.maxNewTokens))
+          this.fields.maxNewTokens = yesNo ? "3" : DEFAULT_FIELDS.maxNewTokens;
+        this.#suggested = {
+          evaluators: JSON.stringify(this.fields.evaluators),
+          maxNewTokens: String(this.fields.maxNewTokens),
+        };
       },
       (error: unknown) => {
         if (token === this.#facetsToken) this.facetsFailure = errorText(error);

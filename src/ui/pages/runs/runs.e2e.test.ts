@@ -61,6 +61,9 @@ it("runs an eval in the page with progress, cancels it, resumes it after a reloa
   // The form, filled as the CLI's config says.
   await page.goto(`${harness.url}#/runs`);
   await page.getByTestId("eval-dataset").selectOption("pope");
+  // A yes/no dataset: the form suggests the POPE-style evaluator (and only it).
+  await expect.poll(() => page.getByTestId("evaluator-yesNo").isChecked()).toBe(true);
+  expect(await page.getByTestId("evaluator-exact").isChecked()).toBe(false);
   await page.getByTestId("eval-sample").fill("50");
   await page.getByTestId("eval-repeats").fill("2");
   await page.getByTestId("eval-temperature").fill("0.7");
@@ -90,6 +93,7 @@ it("runs an eval in the page with progress, cancels it, resumes it after a reloa
 
   const pageRun = await exportFromPage(page, runId);
   expect(pageRun.items).toHaveLength(100);
+  expect(pageRun.items[0]!.checks.map((c) => c.name)).toEqual(["yesNo"]);
   expect(new Set(pageRun.items.map((i) => i.index)).size).toBe(100);
   expect(pageRun.events.map((e) => e.type)).toContain("eval.cancelled");
 
