@@ -12,13 +12,19 @@ import { chromiumPath, chromiumArgs } from "./src/node/chromium.mjs";
 /**
  * ONNX Runtime Web's wasm runtime, served by the app itself under `/ort/`
  * from the one installed `onnxruntime-web` (the version transformers.js
- * depends on). Only the build both transformers.js and our runtime use
- * (`onnxruntime-web/webgpu` = the asyncify build) goes into a production build.
+ * depends on). Two builds go into a production build: the plain one
+ * (`onnxruntime-web/wasm`, what our runtime runs on the CPU) and the asyncify
+ * one (`onnxruntime-web/webgpu`: WebGPU, and transformers.js).
  */
 function onnxRuntimeAssets(): Plugin {
   const require = createRequire(import.meta.url);
   const dist = dirname(require.resolve("onnxruntime-web")); // …/onnxruntime-web/dist
-  const shipped = ["ort-wasm-simd-threaded.asyncify.mjs", "ort-wasm-simd-threaded.asyncify.wasm"];
+  const shipped = [
+    "ort-wasm-simd-threaded.mjs",
+    "ort-wasm-simd-threaded.wasm",
+    "ort-wasm-simd-threaded.asyncify.mjs",
+    "ort-wasm-simd-threaded.asyncify.wasm",
+  ];
   return {
     name: "evalrx:onnxruntime-assets",
     configureServer(server) {

@@ -1,14 +1,36 @@
-import * as ort from "onnxruntime-web/webgpu";
+import * as ortWasm from "onnxruntime-web/wasm";
+import * as ortWebgpu from "onnxruntime-web/webgpu";
+
+/** ONNX Runtime Web's builds as this app uses them: the plain WASM build for the CPU, the WebGPU one for the GPU. */
+export const ORT_BUILDS = { wasm: ortWasm, webgpu: ortWebgpu } as const;
 
 /**
- * Points ONNX Runtime Web — and transformers.js, which shares the same
- * `ort.env` — at the wasm files the app serves under `<base>/ort/`, so nothing
- * is ever fetched from a CDN. Call once per realm before the first session.
+ * How many WASM threads ONNX Runtime gets: none without cross-origin
+ * isolation (no SharedArrayBuffer), else half the cores, at most 4 — ONNX
+ * Runtime's own default, which leaves the page and the other workers a core.
+ * Taking every core of a small machine costs more in thread hand-offs than it
+ * gives on small graphs.
+ *
+ * @example wasmThreads(true, 8) // 4
  */
-export function configureOrtWasm(base: string = import.meta.env.BASE_URL): typeof ort {
+export function wasmThreads(crossOriginIsolated: boolean, cores: number): number {
+  return crossOriginIsolated ? Math.max(1, Math.min(4, Math.ceil(cores / 2))) : 1;
+}
+
+/**
+ * Points both ONNX Runtime Web builds — and transformers.js, which shares the
+ * WebGPU build's `ort.env` — at the wasm files the app serves under
+ * `<base>/ort/`, so nothing is ever fetched from a CDN; sets the threads and
+ * keeps sessions in this worker (no proxy worker: this is one already). Call
+ * once per realm before the first session. Returns the WASM build.
+ */
+export function configureOrtWasm(base: string = import.meta.env.BASE_URL): typeof ortWasm {
   const prefix = new URL(`${base.replace(/\/?$/, "/")}ort/`, self.location.origin).href;
-  ort.env.wasm.wasmPaths = prefix;
-  // Threads need cross-origin isolation; without it ORT would quietly run on one thread anyway.
-  ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1;
-  return ort;
+  const threads = wasmThreads(self.crossOriginIsolated, navigator.hardwareConcurrency || 1);
+  for (const ort of [ortWasm, ortWebgpu]) {
+    ort.env.wasm.wasmPaths = prefix;
+    ort.env.wasm.numThreads = threads;
+    ort.env.wasm.proxy = false;
+  }
+  return ortWasm;
 }

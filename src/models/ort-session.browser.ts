@@ -1,17 +1,19 @@
-import * as ort from "onnxruntime-web/webgpu";
 import { concatBytes } from "../core/bytes.ts";
+import { ORT_BUILDS } from "./ort-env.browser.ts";
 import { MissingFileError, wrapOrtSession, type FileSource, type SessionFactory } from "./session.ts";
 
 /**
- * Sessions on onnxruntime-web (the asyncify build transformers.js uses too),
- * on the WebGPU or WASM execution provider. Call `configureOrtWasm()` first so
- * the wasm comes from the app's own `/ort/`.
+ * Sessions on onnxruntime-web: the WASM execution provider on the plain WASM
+ * build (no asyncify instrumentation: the fastest on the CPU), WebGPU on the
+ * WebGPU build (the asyncify one transformers.js uses too). Call
+ * `configureOrtWasm()` first so the wasm comes from the app's own `/ort/`.
  *
  * @example
  * const sessions = webSessions("wasm");
  * const session = await sessions(bytes, { name: "onnx/model.onnx" });
  */
 export function webSessions(device: "webgpu" | "wasm"): SessionFactory {
+  const ort = ORT_BUILDS[device];
   return async (bytes) => {
     const session = await ort.InferenceSession.create(bytes, { executionProviders: [device] });
     return wrapOrtSession(session, (t) => new ort.Tensor(t.type, t.data as never, t.dims));
