@@ -210,6 +210,7 @@ export default defineConfig({
           name: "e2e",
           environment: "node",
           include: ["src/**/*.e2e.test.ts"],
+          globalSetup: ["src/node/e2e-build.ts"],
           testTimeout: 180_000,
           hookTimeout: 180_000,
         },

@@ -1,6 +1,6 @@
 import { build, preview, type PreviewServer } from "vite";
 import { chromium, type Browser, type BrowserContext } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromiumArgs, chromiumPath } from "./chromium.mjs";
@@ -19,7 +19,8 @@ export interface BrowserHarness {
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
- * Builds the app into a temporary folder, serves it on localhost and opens a
+ * Builds the app into a temporary folder (or takes the e2e project's one
+ * build, `EVALRX_APP_DIR`), serves it on localhost and opens a
  * Chromium context whose request guard aborts and records any request that
  * would leave the machine (data:/blob: URLs are local by construction).
  */
@@ -27,8 +28,11 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
   const executablePath = chromiumPath();
   if (!executablePath)
     throw new Error("No Chromium: install it with `apt-get install -y chromium` or set CHROMIUM_PATH.");
-  const outDir = mkdtempSync(join(tmpdir(), "evalrx-app-"));
-  await build({ logLevel: "warn", build: { outDir, emptyOutDir: true } });
+  // The e2e project builds the app once for every file (src/node/e2e-build.ts); elsewhere, build here.
+  const prebuilt = process.env["EVALRX_APP_DIR"];
+  const outDir =
+    prebuilt && existsSync(join(prebuilt, "index.html")) ? prebuilt : mkdtempSync(join(tmpdir(), "evalrx-app-"));
+  if (outDir !== prebuilt) await build({ logLevel: "warn", build: { outDir, emptyOutDir: true } });
   const server: PreviewServer = await preview({ logLevel: "warn", build: { outDir }, preview: { port: 0 } });
   const url = server.resolvedUrls?.local[0];
   if (!url) throw new Error("vite preview did not report a local URL");
@@ -50,7 +54,7 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
     async close() {
       await browser.close();
       await server.close();
-      rmSync(outDir, { recursive: true, force: true });
+      if (outDir !== prebuilt) rmSync(outDir, { recursive: true, force: true });
     },
   };
 }
