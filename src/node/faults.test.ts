@@ -86,8 +86,8 @@ describe.skipIf(!haveModel)("fault injection: evalrx eval", () => {
 
   it("a second writer on the same run is refused up front, and the first finishes untouched", async () => {
     const store = join(work, "eval", "two");
-    // A longer run (600 trials), so it is still judging when the rival starts.
-    const long = writeEvalConfig(join(work, "eval-long"), 200, 3);
+    // A longer run (900 trials), so it is still judging when the rival starts (the rival locks before loading a model).
+    const long = writeEvalConfig(join(work, "eval-long"), 300, 3);
     const first = startCli(["eval", long, "--store", store]);
     let rival: Awaited<ReturnType<typeof runCli>> | undefined;
     await killWhen({ ...first, kill: () => undefined }, async () => {
@@ -101,7 +101,7 @@ describe.skipIf(!haveModel)("fault injection: evalrx eval", () => {
     expect(rival!.err).toMatch(/run 'fault-pope-[^']+' already has a writer: process \d+ on host .*, writing run/);
     const { items, problems } = await checkRunIntegrity(store, (await onlyRun(store))!);
     expect(problems).toEqual([]);
-    expect(items).toHaveLength(600);
+    expect(items).toHaveLength(900);
   }, 120_000);
 
   it("a disk that fills mid-run stops it with the file named; freed, the run resumes to the same result", async () => {

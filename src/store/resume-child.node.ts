@@ -2,7 +2,7 @@
 // Spawned (and SIGKILLed mid-run) by resume.node.test.ts. Each judgement is logged to judgements.log
 // *before* it is stored, so the test can see which items were judged by which process. It holds the run's
 // writer lock throughout, as a real runner does: a second process started meanwhile is refused (exit 1).
-import { appendFileSync } from "node:fs";
+import { appendFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { FileStore } from "./files.node.ts";
 import { resumePoint } from "./resume.ts";
@@ -30,6 +30,8 @@ let count = done.size;
 for (let index = next; index < total; index++) {
   if (done.has(index)) continue;
   await new Promise((resolve) => setTimeout(resolve, delay));
+  // The test holds the run here (a "pause" file) while it starts a rival, however slowly the rival starts.
+  while (existsSync(join(dir!, "pause"))) await new Promise((resolve) => setTimeout(resolve, 5));
   const output = `answer-${index}`;
   appendFileSync(join(dir!, "judgements.log"), `${process.pid} ${index}\n`);
   count++;

@@ -49,6 +49,8 @@ async function main() {
   for (let index = next; index < total; index++) {
     if (done.has(index)) continue;
     await new Promise((resolve) => setTimeout(resolve, delay));
+    // The test holds the run here while it opens a rival tab, however slowly that tab loads.
+    while (localStorage.getItem(`${db}:pause`)) await new Promise((resolve) => setTimeout(resolve, 5));
     log("judged", index);
     await store.appendItems(
       "resumable",

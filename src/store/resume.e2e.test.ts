@@ -42,7 +42,7 @@ const state = (page: Page) => page.evaluate(() => (window as unknown as { __eval
 
 it("a tab closed mid-run resumes in a new tab from its first unjudged item; every case is judged exactly once; a second tab is refused", async () => {
   const total = 100;
-  const url = `${server.resolvedUrls!.local[0]}src/store/resume-page.html?db=resume-${Date.now()}&total=${total}&delay=20`;
+  const url = `${server.resolvedUrls!.local[0]}src/store/resume-page.html?db=resume-${Date.now()}&total=${total}&delay=5`;
   const errors: string[] = [];
   for (const closeAfter of [10, 45]) {
     const page = await context.newPage();
@@ -56,6 +56,8 @@ it("a tab closed mid-run resumes in a new tab from its first unjudged item; ever
     const before = await state(page);
     expect(before!.finished).toBe(false);
     // A second tab on the same run while this one writes: refused up front by the Web Lock, judging nothing.
+    // The first tab waits (a pause flag in localStorage) until the rival has been answered.
+    await page.evaluate((db) => localStorage.setItem(`${db}:pause`, "1"), new URL(url).searchParams.get("db")!);
     const rival = await context.newPage();
     await rival.goto(url);
     await rival.waitForFunction(() => (window as unknown as { __evalrx?: PageState }).__evalrx?.error, undefined, {
@@ -65,6 +67,7 @@ it("a tab closed mid-run resumes in a new tab from its first unjudged item; ever
     expect(refused!.error).toMatch(/^run 'resumable' already has a writer: another tab or worker of this page/);
     expect(refused!.started).toBe(-1);
     await rival.close();
+    await page.evaluate((db) => localStorage.removeItem(`${db}:pause`), new URL(url).searchParams.get("db")!);
     await page.close(); // the tab goes away mid-run, with a transaction possibly in flight
   }
   const page = await context.newPage();

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,8 +25,7 @@ it("a Node run SIGKILLed mid-run resumes from its first unjudged item; every cas
   const total = 120;
   const store = await FileStore.open(dir);
   for (const killAfter of [15, 60]) {
-    // Slow enough that it is still running while the rival below starts and is refused.
-    const run = start(total, 40);
+    const run = start(total);
     const gone = exited(run);
     // Wait until it has stored some items, then kill it without warning.
     for (;;) {
@@ -35,12 +34,15 @@ it("a Node run SIGKILLed mid-run resumes from its first unjudged item; every cas
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     // A second writer on the same run is refused up front, naming the live holder, and judges nothing.
+    // The holder waits (a pause file) until the rival has been answered, however slowly the rival starts.
+    writeFileSync(join(dir, "pause"), "");
     const rival = start(total);
     let rivalErr = "";
     rival.stderr!.on("data", (chunk) => (rivalErr += chunk));
     expect(await exited(rival)).not.toBe(0);
     expect(rivalErr).toMatch(new RegExp(`run 'resumable' already has a writer: process ${run.pid} on host `));
     run.kill("SIGKILL");
+    rmSync(join(dir, "pause"));
     await gone;
     // The killed holder's lock is left behind; its pid is dead, so the next process takes it over.
     expect(await store.runLockHolder("resumable")).toBeUndefined();
