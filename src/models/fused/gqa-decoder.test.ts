@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
@@ -63,6 +63,23 @@ describe("a GroupQueryAttention decoder (onnxruntime-genai style), decomposed", 
       });
       await Promise.all([a.release(), b.release()]);
     });
+});
+
+it("gqa-reference.json (the browser test's oracle) is what onnxruntime-node's fused kernel gives now", async () => {
+  const reference = JSON.parse(readFileSync(`${REPO_ROOT}src/models/fixtures/gqa-reference.json`, "utf8")) as {
+    sizes: GqaDecoderOptions;
+    ids: number[];
+    logits: number[];
+    "present.1.value": number[];
+  };
+  expect(reference.sizes).toEqual(SIZES);
+  const session = await ort.InferenceSession.create(gqaDecoder(reference.sizes));
+  const [out] = await decode(session, reference.ids, 0);
+  expect(maxAbsDiff(out!.logits!.data as Float32Array, reference.logits)).toBeLessThanOrEqual(1e-5);
+  expect(maxAbsDiff(out!["present.1.value"]!.data as Float32Array, reference["present.1.value"])).toBeLessThanOrEqual(
+    1e-5,
+  );
+  await session.release();
 });
 
 describe("a folder whose decoder is fused loads, generates and reads attention", () => {
