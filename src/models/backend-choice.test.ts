@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   chooseBackend,
+  wasmThreads,
   decideEngine,
   engineCheckKey,
   maxAbsDifference,
@@ -127,5 +128,13 @@ describe("engineCheckKey", () => {
     expect(engineCheckKey({ ortVersion: "1.31.0", threads: 1 })).toBe(
       "no WebGPU adapter · ONNX Runtime 1.31.0 · 1 WASM thread",
     );
+  });
+});
+
+describe("wasmThreads", () => {
+  it("takes half the cores, at most 4, and one without cross-origin isolation", () => {
+    expect([1, 2, 3, 4, 8, 16].map((cores) => wasmThreads(true, cores))).toEqual([1, 1, 2, 2, 4, 4]);
+    expect(wasmThreads(false, 16)).toBe(1);
+    expect(wasmThreads(true, NaN)).toBe(1);
   });
 });

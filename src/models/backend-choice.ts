@@ -207,3 +207,17 @@ export function engineCheckKey(what: { adapter?: string | undefined; ortVersion:
   const threads = `${what.threads} WASM thread${what.threads === 1 ? "" : "s"}`;
   return `${what.adapter ?? "no WebGPU adapter"} · ONNX Runtime ${what.ortVersion} · ${threads}`;
 }
+
+/**
+ * How many WASM threads should ONNX Runtime get? None without cross-origin
+ * isolation (no SharedArrayBuffer), else half the cores, at most 4 — ONNX
+ * Runtime's own default, which leaves the page and the other workers a core.
+ * Taking every core of a small machine costs more in thread hand-offs than it
+ * gives on small graphs.
+ *
+ * @example wasmThreads(true, 8) // → 4
+ */
+export function wasmThreads(crossOriginIsolated: boolean, cores: number): number {
+  if (!(cores >= 1)) return 1;
+  return crossOriginIsolated ? Math.min(4, Math.ceil(cores / 2)) : 1;
+}

@@ -1,21 +1,9 @@
 import * as ortWasm from "onnxruntime-web/wasm";
 import * as ortWebgpu from "onnxruntime-web/webgpu";
+import { wasmThreads } from "./backend-choice.ts";
 
 /** ONNX Runtime Web's builds as this app uses them: the plain WASM build for the CPU, the WebGPU one for the GPU. */
 export const ORT_BUILDS = { wasm: ortWasm, webgpu: ortWebgpu } as const;
-
-/**
- * How many WASM threads ONNX Runtime gets: none without cross-origin
- * isolation (no SharedArrayBuffer), else half the cores, at most 4 — ONNX
- * Runtime's own default, which leaves the page and the other workers a core.
- * Taking every core of a small machine costs more in thread hand-offs than it
- * gives on small graphs.
- *
- * @example wasmThreads(true, 8) // 4
- */
-export function wasmThreads(crossOriginIsolated: boolean, cores: number): number {
-  return crossOriginIsolated ? Math.max(1, Math.min(4, Math.ceil(cores / 2))) : 1;
-}
 
 /**
  * Points both ONNX Runtime Web builds — and transformers.js, which shares the
