@@ -32,20 +32,27 @@ const positions = (from: number, n: number) =>
   );
 const empty = () => new ort.Tensor("float32", new Float32Array(0), [1, H, 0, HD]);
 
+/** A decoder's feeds for the prompt with an empty past (and use_cache_branch false when it takes one). */
+function promptFeeds(session: ort.InferenceSession, prompt: readonly number[]): Record<string, ort.Tensor> {
+  const T = prompt.length;
+  const feeds: Record<string, ort.Tensor> = {
+    input_ids: ids(prompt),
+    attention_mask: ones(T),
+    position_ids: positions(0, T),
+  };
+  for (let l = 0; l < L; l++) for (const kv of ["key", "value"]) feeds[`past_key_values.${l}.${kv}`] = empty();
+  if (session.inputNames.includes("use_cache_branch"))
+    feeds.use_cache_branch = new ort.Tensor("bool", Uint8Array.of(0), [1]);
+  return feeds;
+}
+
 /** The prompt without cache, then one cached step, as the decoder-only fixtures' reference has them. */
 async function runLm(bytes: Uint8Array) {
   const session = await ort.InferenceSession.create(bytes);
   const ref = reference(currentLm);
   const T = ref.prompt.length;
-  const feeds: Record<string, ort.Tensor> = {
-    input_ids: ids(ref.prompt),
-    attention_mask: ones(T),
-    position_ids: positions(0, T),
-  };
-  for (let l = 0; l < L; l++) for (const kv of ["key", "value"]) feeds[`past_key_values.${l}.${kv}`] = empty();
   const merged = session.inputNames.includes("use_cache_branch");
-  if (merged) feeds.use_cache_branch = new ort.Tensor("bool", Uint8Array.of(0), [1]);
-  const first = await session.run(feeds);
+  const first = await session.run(promptFeeds(session, ref.prompt));
   const step: Record<string, ort.Tensor> = {
     input_ids: ids([ref.next]),
     attention_mask: ones(T + 1),
@@ -185,14 +192,7 @@ describe("the attention-bias edit reaches the same places", () => {
       const session = await ort.InferenceSession.create(bytes);
       const ref = reference(name);
       const T = ref.prompt.length;
-      const base: Record<string, ort.Tensor> = {
-        input_ids: ids(ref.prompt),
-        attention_mask: ones(T),
-        position_ids: positions(0, T),
-      };
-      for (let l = 0; l < L; l++) for (const kv of ["key", "value"]) base[`past_key_values.${l}.${kv}`] = empty();
-      if (session.inputNames.includes("use_cache_branch"))
-        base.use_cache_branch = new ort.Tensor("bool", Uint8Array.of(0), [1]);
+      const base = promptFeeds(session, ref.prompt);
       const bias = (value: number) => {
         const data = new Float32Array(H * T);
         for (let h = 0; h < H; h++) data[h * T + 1] = value;
