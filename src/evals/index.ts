@@ -26,7 +26,7 @@ export {
   type RunCaseInfo,
   type EvalRunConfig,
 } from "./run-view.ts";
-export { readRunFile } from "./run-file.ts";
+export { checkRunFile } from "./run-file.ts";
 export { summarize, formatSummary, type EvalSummary, type MetricSummary } from "./summary.ts";
 export {
   runEval,

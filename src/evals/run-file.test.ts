@@ -8,7 +8,7 @@ import type { RunExport } from "../store/types.ts";
 import { yesNo } from "./evaluators/yes-no.ts";
 import { compare } from "./compare.ts";
 import { gate } from "./gate.ts";
-import { readRunFile } from "./run-file.ts";
+import { checkRunFile } from "./run-file.ts";
 import { loadRun, runEval } from "./run.ts";
 import { ScriptedModel } from "./testing.ts";
 
@@ -56,9 +56,9 @@ const tampered = (edit: (f: { run: Record<string, unknown>; items: Record<string
   return copy;
 };
 
-describe("readRunFile: a run file is checked on read, naming the first item that does not fit", () => {
+describe("checkRunFile: a run file is checked on read, naming the first item that does not fit", () => {
   it("reads an intact file and gives its view", () => {
-    const { view } = readRunFile(file, "a.run.json");
+    const { view } = checkRunFile(file, "a.run.json");
     expect(view!.cases.size).toBe(8);
     expect([...view!.cases.values()].every((c) => c.trials.length === 2)).toBe(true);
   });
@@ -108,15 +108,15 @@ describe("readRunFile: a run file is checked on read, naming the first item that
       ],
     ];
     for (const [data, message] of cases) {
-      expect(() => readRunFile(data, "a.run.json")).toThrow(message);
-      expect(() => readRunFile(data, "a.run.json")).toThrow(/^a\.run\.json: /);
+      expect(() => checkRunFile(data, "a.run.json")).toThrow(message);
+      expect(() => checkRunFile(data, "a.run.json")).toThrow(/^a\.run\.json: /);
     }
   });
 });
 
 describe("nothing in common is an error, never a pass", () => {
   it("gate exits 3 and compare throws when the runs share no unchanged case", async () => {
-    const a = readRunFile(file).view!;
+    const a = checkRunFile(file).view!;
     // The same eval over other cases: no id in common.
     const b = await loadRun(await FileStore.open(dir), "b");
     const result = gate(b, { baseline: "a", tolerance: 0.05 }, a);

@@ -8,12 +8,13 @@ import { evalConfig, runView, type RunView } from "./run-view.ts";
  * then, for an eval run, every item against the run's plan (`runView`: a
  * planned case and repeat, judged once, a boolean verdict that agrees with
  * its checks). Throws naming the file and the first item that is not; a
- * tampered or corrupted file never reaches a gate. The page checks a run file
- * with this before `importRun`; the CLI before it gates or compares one.
+ * tampered or corrupted file never reaches a gate. The CLI checks a run file
+ * with this before it gates or compares one; the page should before it
+ * imports one (the store's `readRunFile` checks the envelope only).
  *
- * @example const { data, view } = readRunFile(JSON.parse(text), "main.run.json")
+ * @example const { data, view } = checkRunFile(JSON.parse(text), "main.run.json")
  */
-export function readRunFile(json: unknown, name = "the run file"): { data: RunExport; view?: RunView } {
+export function checkRunFile(json: unknown, name = "the run file"): { data: RunExport; view?: RunView } {
   let data: RunExport;
   try {
     data = checkExport(json);

@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import {
   loadRun,
-  readRunFile,
+  checkRunFile,
   resolveBaseline,
   type JudgeCache,
   type JudgeVerdict,
@@ -121,7 +121,7 @@ export async function readRun(store: FileStore, ref: string): Promise<RunView> {
     } catch (error) {
       throw new Error(`run file '${ref}' is not JSON: ${(error as Error).message}`, { cause: error });
     }
-    const { view } = readRunFile(json, `run file '${ref}'`);
+    const { view } = checkRunFile(json, `run file '${ref}'`);
     if (!view)
       throw new Error(`run file '${ref}' holds a run that is not an eval; gate, compare and calibrate read eval runs`);
     return view;
