@@ -32,6 +32,7 @@ import { sha256Hex } from "../src/datasets/hash.ts";
 import { runEvalJob, type EvalJobProgress, type EvalJobRequest, type EvalJobResult } from "./eval-job.ts";
 import { measureEngines } from "./engine-check.ts";
 import { inspectModel, planModel, type ModelInspection } from "../src/models/inspect.ts";
+import type { AttentionStatus } from "../src/models/attention-status.ts";
 import { getSpec, inferSpec, isImageModel } from "../src/models/specs/index.ts";
 import type { TransformersModel } from "../src/models/transformers-backend.ts";
 
@@ -91,6 +92,8 @@ export interface ModelStatus {
   readonly spec: ModelSpec;
   readonly capabilities: readonly Capability[];
   readonly attention: AttentionSource;
+  /** The full attention status of the graph forwards run through (ort backend): found, where, fused ops, why not, advice. */
+  readonly attentionStatus?: AttentionStatus;
   /** The engine the model runs on and why. */
   readonly choice: BackendChoice;
   /** The runtime: our white-box ONNX Runtime code, or transformers.js generation. */
@@ -458,9 +461,15 @@ const api = {
     const hub = normalizeHub(options.hub ?? DEFAULT_HUB);
     let lastProgress: unknown;
     const report = onProgress ? (p: LoadProgress) => void (lastProgress = onProgress(p)) : undefined;
+    // A file's bytes are reported at most every 100 ms (and when it is done): a big download is thousands of chunks.
+    const sentAt = new Map<string, number>();
     const onFile = report
-      ? (file: FileProgress) =>
-          report({ stage: `reading ${file.path}`, done: file.loaded, total: file.total ?? 0, file })
+      ? (file: FileProgress) => {
+          const now = performance.now();
+          if (!file.done && now - (sentAt.get(file.path) ?? -Infinity) < 100) return;
+          sentAt.set(file.path, now);
+          report({ stage: `reading ${file.path}`, done: file.loaded, total: file.total ?? 0, file });
+        }
       : undefined;
     if (options.backend === "transformers") {
       const status = await loadTransformers(source, options, hub, onFile);
@@ -512,6 +521,7 @@ const api = {
       spec: loaded.spec,
       capabilities: [...loaded.capabilities],
       attention: loaded.attention,
+      attentionStatus: loaded.attentionStatus,
       choice,
       backend: "ort",
       filesRead: log.read,

@@ -24,8 +24,8 @@ export interface ModelSummary {
   readonly spec: SpecView;
   /** What it gave when loaded with `backend`. */
   readonly capabilities: readonly string[];
-  /** The attention status as the worker reported it (its shape is the runtime's). */
-  readonly attention: ModelStatus["attention"];
+  /** The attention status as the worker reported it: the full one when the runtime gave it, else the short form. */
+  readonly attention: NonNullable<ModelStatus["attentionStatus"]> | ModelStatus["attention"];
   readonly choice: BackendChoice;
   /** Bytes of each file read. */
   readonly fileBytes: Readonly<Record<string, number>>;
@@ -45,7 +45,7 @@ export function summarize(name: string, status: ModelStatus, now: Date = new Dat
     backend: status.backend,
     spec: specView(status.spec),
     capabilities: [...status.capabilities],
-    attention: status.attention,
+    attention: status.attentionStatus ?? status.attention,
     choice: status.choice,
     fileBytes: status.fileBytes,
     bytes,

@@ -231,6 +231,11 @@ export class ModelService {
     this.loading = { name, files: [] };
     this.#pendingFiles.clear();
     this.failure = undefined;
+    // The worker releases the loaded model before it loads the next: nothing is loaded meanwhile.
+    this.status = undefined;
+    this.loadedSource = undefined;
+    this.#loaded = undefined;
+    this.loadedName = undefined;
     try {
       const status = await this.client.load(
         source,
