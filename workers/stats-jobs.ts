@@ -460,12 +460,13 @@ export function powerJob(baseline: RunView, options: PowerJobOptions): PowerJobR
       .filter(([, v]) => v !== undefined)
       .map(([k, v]) => `--${k} ${+v!.toPrecision(4)}`)
       .join(" ");
+  // The CLI's defaults (α = 0.05, power 0.8) go unsaid, as a person would type the command.
   const shared = {
     drop: options.drop,
     tolerance: options.tolerance,
     repeats,
-    alpha: options.alpha,
-    power: options.power,
+    alpha: options.alpha === 0.05 ? undefined : options.alpha,
+    power: options.power === 0.8 ? undefined : options.power,
   };
   return {
     atRuns,
