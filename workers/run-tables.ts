@@ -18,6 +18,7 @@ import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
 import type { ExportOptions, StoredCase } from "../src/store/types.ts";
 import { readRunFile } from "../src/store/run-file.ts";
+import { checkRunFile } from "../src/evals/run-file.ts";
 
 /** One page of a run's case table. */
 export interface CaseTablePage {
@@ -254,7 +255,8 @@ export async function datasetFacets(db: string, datasetId: string): Promise<Data
  * checked before anything is stored; a run id already stored is refused.
  */
 export async function importRunFile(db: string, file: Blob, name: string): Promise<{ runId: string; items: number }> {
-  const data = await readRunFile(file);
+  // The envelope, then (for an eval run) every item against the run's plan — as the CLI checks before a gate.
+  const { data } = checkRunFile(await readRunFile(file), name);
   const store = await storeOf(db);
   if (await store.getRun(data.run.id))
     throw new Error(`${name}: run '${data.run.id}' is already stored (delete it first to import it again)`);
