@@ -11,6 +11,7 @@ import {
 } from "../src/models/backend-choice.ts";
 import { blackBoxCapabilities } from "../src/models/backends.ts";
 import { DEFAULT_HUB, HUB_CACHE, hubBase, isHubId, normalizeHub, parseHubUrl } from "../src/models/hub.ts";
+import { hubFileList } from "../src/models/http-files.ts";
 import {
   loadOrtModel,
   type AttentionSource,
@@ -156,15 +157,18 @@ function sourceFiles(
   log: ReadLog,
   hub: string,
   onFile?: (p: FileProgress) => void,
+  hubList?: () => Promise<readonly string[]>,
 ): { files: FileSource; key: string; where: string; spec?: ModelSpec } {
   const base = import.meta.env.BASE_URL;
-  const counted =
-    (files: FileSource): FileSource =>
-    async (path) => {
+  // Every file read is recorded (hash, size); a source that lists its files keeps its list.
+  const counted = (files: FileSource, list = files.list): FileSource => {
+    const read = async (path: string) => {
       const bytes = await files(path);
       record(log, path, bytes);
       return bytes;
     };
+    return list ? Object.assign(read, { list }) : read;
+  };
   const fetchOptions = onFile ? { onFile } : {};
   switch (source.kind) {
     case "bundled": {
@@ -188,8 +192,24 @@ function sourceFiles(
     case "hub": {
       if (!isHubId(source.id)) throw new Error(`'${source.id}' is not a hub id (owner/name)`);
       const where = hubBase(hub, source.id);
-      return { files: counted(fetchFiles(where, { ...fetchOptions, cache: HUB_CACHE })), key: source.id, where };
+      const files = fetchFiles(where, { ...fetchOptions, cache: HUB_CACHE });
+      return { files: counted(files, hubList), key: source.id, where };
     }
+  }
+}
+
+/**
+ * A hub repository's file list (the hub's API, through the hub cache), so the
+ * model's layout is found without probing file names; undefined when the
+ * server has no such API (a plain mirror): names are then probed.
+ */
+async function hubListing(source: ModelSource, hub: string): Promise<(() => Promise<readonly string[]>) | undefined> {
+  if (source.kind !== "hub" || !isHubId(source.id)) return undefined;
+  try {
+    const list = await hubFileList(hub, source.id, { fetch: (url) => cachedFetch(String(url), HUB_CACHE) });
+    return async () => list;
+  } catch {
+    return undefined;
   }
 }
 
@@ -477,7 +497,7 @@ const api = {
       return status;
     }
     const log = newReadLog();
-    const { files, key, where, spec } = sourceFiles(source, log, hub, onFile);
+    const { files, key, where, spec } = sourceFiles(source, log, hub, onFile, await hubListing(source, hub));
     const want = options.want ?? [];
     // Negotiated before any session: on a registered spec, else on the graphs' protobufs (planModel), whose
     // reading the load then reuses.
@@ -538,7 +558,14 @@ const api = {
    * read go into the hub cache (a later load reads them from there).
    */
   async inspect(source: ModelSource, options: { readonly hub?: string } = {}): Promise<ModelInspection> {
-    const { files, key, where, spec } = sourceFiles(source, newReadLog(), normalizeHub(options.hub ?? DEFAULT_HUB));
+    const hub = normalizeHub(options.hub ?? DEFAULT_HUB);
+    const { files, key, where, spec } = sourceFiles(
+      source,
+      newReadLog(),
+      hub,
+      undefined,
+      await hubListing(source, hub),
+    );
     return inspectModel(files, { key, source: where, ...(spec ? { spec } : {}) });
   },
 

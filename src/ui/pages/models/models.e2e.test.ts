@@ -44,10 +44,10 @@ it("shows the engine check's choice with its numbers: WASM on SwiftShader, with 
   await page.goto(`${harness.url}#/settings`);
   await page.getByTestId("engine-check-device").waitFor({ timeout: 150_000 });
   expect(await page.getByTestId("engine-check-device").textContent()).toBe("WASM");
-  const reason = await page.getByTestId("engine-check-reason").textContent();
+  const reason = await page.getByTestId("backend").textContent();
   // Headless Chromium's adapter is SwiftShader (CPU): slower than WASM, whatever its logits.
   expect(reason).toMatch(
-    /^WASM is faster here: [\d.]+ ms per forward against [\d.]+ ms on WebGPU \(logits agree: max \|Δ\| [\d.e+-]+ ≤ [\d.e+-]+, 0\.2% of the largest \|logit\|\)$/,
+    /^Backend: WASM — WASM is faster here: [\d.]+ ms per forward against [\d.]+ ms on WebGPU \(logits agree: max \|Δ\| [\d.e+-]+ ≤ [\d.e+-]+, 0\.2% of the largest \|logit\|\)$/,
   );
   expect(await page.getByTestId("engine-check-webgpu").textContent()).toMatch(/swiftshader/i);
   expect(await page.getByTestId("engine-badge").textContent()).toBe("Engine: WASM");
@@ -56,6 +56,15 @@ it("shows the engine check's choice with its numbers: WASM on SwiftShader, with 
   await page.reload();
   await page.getByTestId("engine-check-device").waitFor({ timeout: 30_000 });
   expect(await page.getByTestId("engine-check").textContent()).toBe(measured);
+  // The user can insist on an engine; the choice is remembered, and the measured one is still shown.
+  await page.getByTestId("device-webgpu").check();
+  await page.reload();
+  await page.getByTestId("engine-check-device").waitFor({ timeout: 30_000 });
+  expect(await page.getByTestId("device-webgpu").isChecked()).toBe(true);
+  expect(await page.getByTestId("engine-badge").textContent()).toBe("Engine: WebGPU");
+  expect(await page.getByTestId("engine-check-reason").textContent()).toMatch(/^WASM is faster here/);
+  await page.getByTestId("device-auto").check();
+  expect(await page.getByTestId("engine-badge").textContent()).toBe("Engine: WASM");
 });
 
 it("loads the bundled tiny-vlm from the Models page: spec, capabilities, attention found, size, engine", async () => {
