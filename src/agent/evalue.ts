@@ -75,22 +75,26 @@ export const THRESHOLD_METHOD =
 /** Exploration z beyond which a hypothesis' weight stops growing (keeps exp(z²/2) finite). */
 const MAX_Z = 8;
 
+/** The two-sided p-value's normal quantile z = Φ⁻¹(1 − p/2): the evidence on the normal scale. */
+export function zOfP(p: number): number {
+  return Math.max(0, -normalQuantile(checkedP("zOfP()", p) / 2));
+}
+
 /**
- * How α is shared among the K frozen hypotheses: weight w_k ∝ exp(z_k²/2), the maximised
- * likelihood ratio of the exploration split's two-sided p_k (z_k = Φ⁻¹(1 − p_k/2), capped at
- * 8), normalised so that Σ w = K. The exploration split is independent of the sealed one, so
- * the weights are fixed data for M4 and weighted e-BH keeps its guarantee; the hypothesis the
- * exploration split believes most gets most of α instead of 1/K of it.
+ * How α is shared among the K frozen hypotheses: weight w_k ∝ exp(z_k²/2), the maximised likelihood ratio
+ * of the exploration split's evidence z_k (capped at 8), normalised so that Σ w = K. The exploration split is
+ * independent of the sealed one, so the weights are fixed data for M4 and weighted e-BH keeps its guarantee;
+ * the hypothesis the exploration split believes most gets most of α instead of 1/K of it.
  *
- * Example: `familyWeights([1e-6, 0.04])` → `[1.9999, 0.0001]` (sums to 2).
+ * Example: `familyWeights([zOfP(1e-6), zOfP(0.04)])` → `[1.9999, 0.0001]` (sums to 2).
  */
-export function familyWeights(exploreP: readonly number[]): number[] {
-  const K = exploreP.length;
+export function familyWeights(z: readonly number[]): number[] {
+  const K = z.length;
   if (K === 0) return [];
-  const logs = exploreP.map((p) => {
-    const q = checkedP("familyWeights()", p);
-    const z = Math.min(MAX_Z, Math.max(0, -normalQuantile(q / 2)));
-    return (z * z) / 2;
+  const logs = z.map((v) => {
+    if (!(v >= 0)) throw new RangeError(`familyWeights(): evidence ${v} must be a number ≥ 0`);
+    const c = Math.min(MAX_Z, v);
+    return (c * c) / 2;
   });
   const top = Math.max(...logs);
   const raw = logs.map((l) => Math.exp(l - top));

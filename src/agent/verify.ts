@@ -9,7 +9,7 @@
 import { eBH } from "../stats/index.ts";
 import { associate, type Association } from "./association.ts";
 import type { Hypothesis } from "./diagnose.ts";
-import { THRESHOLD_METHOD, familyWeights, thresholdE, type Calibrator } from "./evalue.ts";
+import { THRESHOLD_METHOD, familyWeights, thresholdE, zOfP, type Calibrator } from "./evalue.ts";
 import type { EventLog } from "./events.ts";
 import { consistency, type Judge } from "./judge.ts";
 import type { ConsistencyVerdict, ExperimentProtocol } from "./protocol.ts";
@@ -41,10 +41,25 @@ function sealedValues(h: Hypothesis, table: CaseTable): Float64Array {
 const SEALED_PERMUTATIONS = 4999;
 
 /**
+ * A hypothesis' exploration evidence on the normal scale, for its share of α. Independent cases: z of the
+ * exploration p-value. Clusters: the exploration effect's distance from the null over its bootstrap SE (the
+ * interval's width / 3.92), because the permutation p-value stops at 1/(permutations + 1) and would give every
+ * strong signal the same weight. Either way it reads the exploration split only.
+ */
+export function exploreEvidence(h: Hypothesis): number {
+  const e = h.exploreEffect;
+  if (h.exploreUnit === "cluster" && e.lo !== null && e.hi !== null && e.value !== null) {
+    const se = (e.hi - e.lo) / 3.92;
+    if (se > 0 && Number.isFinite(se)) return Math.abs(e.value - e.nullValue) / se;
+  }
+  return zOfP(h.exploreP);
+}
+
+/**
  * Decides each hypothesis on the sealed split.
  *
  * The K frozen hypotheses share α by weights fixed from the exploration split
- * (`familyWeights`); hypothesis k's one-sided sealed p-value becomes the e-value
+ * (`familyWeights` of `exploreEvidence`); hypothesis k's one-sided sealed p-value becomes the e-value
  * 1/γ_k·1{p ≤ γ_k}, γ_k = α·w_k/K (`thresholdE`), and e-BH at α runs on w·e over
  * the family alone: the multiplicity paid is K, not the number of signals tried.
  * SUPPORTED: rejected by that e-BH, the sealed effect points the stated way, and
@@ -70,7 +85,7 @@ export async function verify(
 ): Promise<VerifiedHypothesis[]> {
   const rows = sealed.ids.map((_, i) => i);
   const K = hypotheses.length;
-  const weights = familyWeights(hypotheses.map((h) => h.exploreP));
+  const weights = familyWeights(hypotheses.map(exploreEvidence));
   const gammas = weights.map((w) => Math.min(1, (options.alpha * w) / Math.max(1, K)));
   const tested = hypotheses.map((h, k): Association => {
     const a = associate(h.kind, sealedValues(h, sealed), sealed.failed, rows, {

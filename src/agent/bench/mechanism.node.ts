@@ -91,7 +91,7 @@ export interface MechanismTally {
   readonly last?: Report;
 }
 
-const ATTENTION = /^(attention\.imageShare|sink\.mass)/;
+const ATTENTION = /^(attention\.image(Share|Ratio)|sink\.mass)/;
 
 /**
  * Runs `investigate` on `modelKey` over the demo POPE set once per seed and tallies what it concluded.
