@@ -124,6 +124,9 @@ export function probedTable(
   };
 }
 
+/** Attention signals M5 can write back: the image tokens' share (or its ratio to the rest) and the sink's mass. */
+const WRITABLE_ATTENTION = /^(attention\.image(Share|Ratio)|sink\.mass)/;
+
 /** Tags of each analyzer's signal prefix, so M3 and the protocol gate know what a signal measures. */
 const SIGNAL_TAGS = new Map<string, readonly string[]>([
   ["attention", ["attention", "image"]],
@@ -254,7 +257,7 @@ async function investigateLocked(
       };
       // Mechanism test: write the internal the best attention hypothesis names, in the direction that should reduce failures.
       const done = new Set<string>();
-      const attentionH = supported.map((s) => s.h).find((h) => /^(attention\.imageShare|sink\.mass)/.test(h.signal));
+      const attentionH = supported.map((s) => s.h).find((h) => WRITABLE_ATTENTION.test(h.signal));
       const mechanism = attentionH !== undefined && o.model.capabilities.has("attention_write");
       // One α budget over M5: the mechanism test (when there is one) and every candidate the ladder plans.
       const planned = plannedCandidates(o.model, cases, {
