@@ -130,7 +130,11 @@ export function kindCounts(cases: CaseColumns): Record<CaseKind, number> {
  * @example visibleCases(result.cases, true).length // 19
  */
 export function visibleCases(cases: CaseColumns, diffOnly: boolean): Int32Array {
-  if (!diffOnly) return Int32Array.from({ length: cases.ids.length }, (_, i) => i);
+  if (!diffOnly) {
+    const all = new Int32Array(cases.ids.length);
+    for (let i = 0; i < all.length; i++) all[i] = i;
+    return all;
+  }
   const out: number[] = [];
   for (let i = 0; i < cases.differs.length; i++) if (cases.differs[i]) out.push(i);
   return Int32Array.from(out);

@@ -86,6 +86,11 @@ export class CompareState {
   flipRate = $state<number | undefined>();
   /** Pages of visible rows whose answers were asked for, and a counter that drops answers to older asks. */
   #asked = new Set<number>();
+  /** Rows of the case table: indices into the result's case columns (computed once per result and toggle). */
+  readonly visible = $derived.by(() => {
+    const cases = this.compare.result?.cases;
+    return cases ? visibleCases(cases, this.diffOnly) : new Int32Array(0);
+  });
   #generation = 0;
   readonly #app: AppServices;
   readonly #route: () => CompareRoute;
@@ -143,12 +148,6 @@ export class CompareState {
 
   get ready(): boolean {
     return !!this.baseline && !!this.candidate && this.pairProblem === undefined;
-  }
-
-  /** Rows of the case table: indices into the result's case columns. */
-  get visible(): Int32Array {
-    const cases = this.compare.result?.cases;
-    return cases ? visibleCases(cases, this.diffOnly) : new Int32Array(0);
   }
 
   /** Opens the newest comparable pair when the URL names none. */
