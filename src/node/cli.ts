@@ -26,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   power: () => import("./commands/power.ts"),
   data: () => import("./commands/data.ts"),
   model: () => import("./commands/model.ts"),
+  share: () => import("./commands/share.ts"),
 };
 
 async function loadCommand(name: string): Promise<Command | undefined> {
