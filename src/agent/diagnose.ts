@@ -10,6 +10,7 @@ import type { EventLog } from "./events.ts";
 import type { SignalFinding } from "./explore.ts";
 import type { Judge } from "./judge.ts";
 import { mechanismOf } from "./mechanisms.ts";
+import { mergeNote, sameMeasurementGroups, type SameMeasurement } from "./same-measurement.ts";
 
 export interface Hypothesis {
   readonly id: string;
@@ -43,6 +44,8 @@ export interface Hypothesis {
   readonly refuteMargin: number;
   readonly refutation: string;
   readonly tags: readonly string[];
+  /** Surviving signals that are the same measurement as this one (identical, or a monotone function of it), merged in. */
+  readonly merged?: readonly { readonly signal: string; readonly relation: SameMeasurement }[];
 }
 
 function fmt(x: number): string {
@@ -58,7 +61,10 @@ export function directionText(kind: SignalFinding["kind"], direction: Direction)
 /**
  * States the hypotheses, logs each (`hypothesis.stated`), and freezes them
  * (`hypotheses.frozen`): after this event nothing about them may change, and
- * only then may the sealed split be opened.
+ * only then may the sealed split be opened. Survivors that are the same
+ * measurement on the exploration split (identical values, or one a strictly
+ * monotone function of the other; see `sameMeasurementGroups`) become one
+ * hypothesis, on the strongest of them, which names the others as merged.
  *
  * Example: one selected finding on `attention_share` with AUC 0.31 →
  * `[{ id: "H1", signal: "attention_share", direction: -1, mechanism: "weak visual grounding: …", … }]`.
@@ -66,11 +72,29 @@ export function directionText(kind: SignalFinding["kind"], direction: Direction)
 export async function diagnose(
   findings: readonly SignalFinding[],
   log: EventLog,
-  options: { readonly judge?: Judge; readonly maxHypotheses?: number } = {},
+  options: {
+    readonly judge?: Judge;
+    readonly maxHypotheses?: number;
+    /**
+     * The exploration split's values of each signal (by name): survivors that are the same measurement
+     * (identical, or one a strictly monotone function of the other) become one hypothesis, the strongest kept.
+     */
+    readonly values?: ReadonlyMap<string, ArrayLike<number>>;
+  } = {},
 ): Promise<Hypothesis[]> {
-  const survivors = findings
+  const screened = findings
     .filter((f) => f.selected && f.association.observedDirection !== 0)
     .sort((a, b) => b.association.e - a.association.e);
+  const groups = options.values
+    ? sameMeasurementGroups(
+        screened
+          .filter((f) => options.values!.has(f.signal))
+          .map((f) => ({ name: f.signal, values: options.values!.get(f.signal)! })),
+      )
+    : [];
+  const mergedInto = new Map(groups.map((g) => [g.kept, g.merged]));
+  const gone = new Set(groups.flatMap((g) => g.merged.map((m) => m.signal)));
+  const survivors = screened.filter((f) => !gone.has(f.signal));
   const selected = survivors.slice(0, options.maxHypotheses ?? 12);
   const hypotheses: Hypothesis[] = [];
   for (const [k, f] of selected.entries()) {
@@ -117,6 +141,7 @@ export async function diagnose(
       );
       critique = answer.trim().split("\n")[0]?.trim().slice(0, 400) || undefined;
     }
+    const merged = mergedInto.get(f.signal);
     const towards = direction > 0 ? "above" : "below";
     const bound = direction > 0 ? effect.nullValue + refuteMargin : effect.nullValue - refuteMargin;
     hypotheses.push({
@@ -127,7 +152,9 @@ export async function diagnose(
       level: f.level,
       mechanism,
       author,
-      statement: `${f.signal}: ${dirText} (${effect.name} ${fmt(effect.value)} on exploration, null ${fmt(effect.nullValue)})`,
+      statement:
+        `${f.signal}: ${dirText} (${effect.name} ${fmt(effect.value)} on exploration, null ${fmt(effect.nullValue)})` +
+        (merged ? `; the same measurement as ${merged.map(mergeNote).join(", ")}, merged into this hypothesis` : ""),
       direction,
       directionText: dirText,
       test: f.association.test,
@@ -142,6 +169,7 @@ export async function diagnose(
         `(half the exploration interval's end nearest the null, which selection does not inflate); SUPPORTED needs the same test one-sided ${direction > 0 ? "upward" : "downward"} with an e-value that survives e-BH at α over the hypotheses frozen` +
         (critique ? `. Judge's critique: ${critique}` : ""),
       tags,
+      ...(merged ? { merged } : {}),
     });
   }
   for (const h of hypotheses) log.append("M3", "hypothesis.stated", { ...h });
@@ -150,6 +178,7 @@ export async function diagnose(
     count: hypotheses.length,
     competing: hypotheses.length > 1,
     notStated: survivors.slice(selected.length).map((f) => f.signal),
+    ...(groups.length ? { merged: groups } : {}),
   });
   return hypotheses;
 }

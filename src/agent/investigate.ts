@@ -10,6 +10,7 @@ import type { Evaluator } from "../evals/index.ts";
 import type { Report } from "../report/schema.ts";
 import type { Store } from "../store/index.ts";
 import { EventLog, type RunEvent } from "./events.ts";
+import { logEvidence } from "./evidence.ts";
 import type { Judge } from "./judge.ts";
 import { runLoop, timed, type LoopResult } from "./loop.ts";
 import { probe, type ProbedCase } from "./probe.ts";
@@ -332,6 +333,12 @@ async function investigateLocked(
       });
     });
   }
+  // The cases behind each hypothesis (exploration split only), with their images and attention, for the report.
+  const maps = log.find("probe.finished")?.payload.maps as { rows: number; cols: number } | undefined;
+  await logEvidence(log, loop.hypotheses, loop.explore, probed, {
+    images: o.images,
+    ...(maps ? { grid: { rows: maps.rows, cols: maps.cols } } : {}),
+  });
   const fail = probed.filter((p) => !p.passed).length;
   log.append("report", "run.finished", {
     cases: probed.length,

@@ -13,6 +13,7 @@ import { explore, type ScreenRule, type SignalFinding } from "./explore.ts";
 import { compareLayers } from "./layers.ts";
 import type { Judge } from "./judge.ts";
 import type { ExperimentProtocol } from "./protocol.ts";
+import { signalValues } from "./same-measurement.ts";
 import { SealedSplit } from "./sealed.ts";
 import { selectRows, typeSignals, type CaseTable } from "./signals.ts";
 import { verify, type VerifiedHypothesis } from "./verify.ts";
@@ -165,7 +166,9 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
     compareLayers(typed.signals, exploreTable.failed, log);
     return findings;
   });
-  const hypotheses = await timed(log, "M3", () => diagnose(findings, log, { judge: options.judge }));
+  const hypotheses = await timed(log, "M3", () =>
+    diagnose(findings, log, { judge: options.judge, values: signalValues(exploreTable) }),
+  );
   const verified = await timed(log, "M4", async () => {
     if (hypotheses.length === 0) {
       log.append("M4", "problem", {

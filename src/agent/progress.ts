@@ -3,6 +3,7 @@
  * tried, hypotheses, sealed verdicts with intervals, intervention effect,
  * each repair's Δ and p. Built from events, so the CLI and the page say the same.
  */
+import { points } from "../figures/format.ts";
 import type { RunEvent } from "./events.ts";
 
 function f(x: unknown, digits = 3): string {
@@ -11,6 +12,18 @@ function f(x: unknown, digits = 3): string {
       ? x.toExponential(2)
       : x.toFixed(digits)
     : "—";
+}
+
+/**
+ * A repair's net effect as the repair-ladder chart draws it: (fixed − broken) / n,
+ * signed, positive when the candidate fixed more cases than it broke.
+ *
+ * @example netLine(8, 28, 210) // "net −9.5 pts: harms (fixed 8, broken 28 of 210)"
+ */
+export function netLine(fixed: number, broken: number, n: number): string {
+  const net = n > 0 ? (fixed - broken) / n : Number.NaN;
+  const what = !Number.isFinite(net) ? "not measured" : net > 0 ? "helps" : net < 0 ? "harms" : "no change";
+  return `net ${net === 0 ? "0 pts" : points(net)}: ${what} (fixed ${fixed}, broken ${broken} of ${n})`;
 }
 
 /**
@@ -54,7 +67,7 @@ export function stageLine(event: RunEvent): string | undefined {
     case "intervention.tested":
       return `M5 intervene ${p.hypothesis}: failures ${p.baselineFailures} → ${p.interventionFailures} of ${p.n} (Δ ${f(p.delta)}) p=${f(p.p)} e=${f(p.e, 2)} ${p.causal ? "(causal)" : "(no causal effect shown)"}`;
     case "repair.tested":
-      return `  ${p.validated ? "✓" : "✗"} ${p.tier} ${p.candidate}: Δ ${f(p.delta)} (fixed ${p.fixed}, broke ${p.broken}) p=${f(p.p)} e=${f(p.e, 2)} vs baseline`;
+      return `  ${p.validated ? "✓" : "✗"} ${p.tier} ${p.candidate}: ${netLine(p.fixed, p.broken, p.n)} p=${f(p.p)} e=${f(p.e, 2)} vs baseline`;
     case "repairs.finished":
       return `  outcome: ${p.fixedBy ? `fixed by ${p.fixedBy}` : "no candidate validated"} · ${p.recommendation}`;
     case "problem":

@@ -23,6 +23,26 @@ function effectRow(a: Association["effect"]) {
   };
 }
 
+/** POPE per split and CHAIR, from their analyzers' run-level findings, when they ran. */
+function runLevelMetrics(ran: readonly RunEvent[]): Pick<NonNullable<Report["probe"]>, "pope" | "chair"> {
+  const findings = (name: string) =>
+    ran.find((e) => e.payload.analyzer === name)?.payload.findings as Payload | undefined;
+  const pope = findings("pope")?.splits as NonNullable<Report["probe"]>["pope"] | undefined;
+  const chair = findings("chair");
+  return {
+    ...(Array.isArray(pope) && pope.length ? { pope } : {}),
+    ...(chair && typeof chair.captions === "number"
+      ? {
+          chair: {
+            captions: chair.captions,
+            chairI: chair.chairI as number | null,
+            chairS: chair.chairS as number | null,
+          },
+        }
+      : {}),
+  };
+}
+
 /**
  * Builds the report from `events` and validates it against the report schema.
  *
@@ -75,6 +95,7 @@ export function buildReport(events: readonly RunEvent[]): Report {
       ...(d?.association.testDescription ? { testDescription: d.association.testDescription } : {}),
       ...(h.exploreP !== undefined ? { exploreP: h.exploreP } : {}),
       ...(d?.weight !== undefined ? { weight: d.weight, gamma: d.gamma } : {}),
+      ...(h.merged?.length ? { merged: h.merged.map((m) => ({ signal: m.signal, relation: m.relation })) } : {}),
       verdict: d?.verdict ?? "INCONCLUSIVE",
       reason: d?.reason ?? "not decided: the run stopped before M4",
       gates: d ? { statistical: d.statisticalGate, protocol: d.protocolGate } : null,
@@ -97,7 +118,8 @@ export function buildReport(events: readonly RunEvent[]): Report {
   for (const h of hypotheses)
     if (h.eMethod) methods.add(`sealed ${h.test} (one-sided): ${h.eMethod.replace(/; here w = .*$/, "")}`);
 
-  const probe = first("probe.finished")?.payload as Report["probe"] | undefined;
+  const probeFinished = first("probe.finished")?.payload as Report["probe"] | undefined;
+  const probe = probeFinished ? { ...probeFinished, ...runLevelMetrics(all("analyzer.ran")) } : undefined;
   // An investigation labels its cases in M1: the label distribution is the probe's.
   const labelDistribution = probe
     ? { fail: probe.failures, pass: probe.cases - probe.failures }
@@ -197,6 +219,7 @@ export function buildReport(events: readonly RunEvent[]): Report {
         }
       : {}),
     eValueMethods: [...methods],
+    ...(first("evidence.cases") ? { evidence: first("evidence.cases")!.payload } : {}),
   };
   return validateReport(JSON.parse(JSON.stringify(report)));
 }

@@ -17,6 +17,11 @@ const FIGURES = {
   "gate-intervals": "gateIntervals",
   "power-curve": "powerCurve",
   calibration: "calibration",
+  forest: "forest",
+  "signal-distributions": "signalDistributions",
+  "attention-grid": "attentionGrid",
+  "attention-overlay": "attentionOverlay",
+  "repair-ladder": "repairLadder",
 } as const;
 
 const exported = figures as unknown as Record<string, unknown>;

@@ -14,6 +14,17 @@ export { metricIntervals, type MetricIntervalRow, type MetricIntervalOptions } f
 export { gateIntervals, type GateIntervalRow, type GateIntervalOptions } from "./gate-intervals.ts";
 export { powerCurve, type PowerPoint, type PowerCurveOptions } from "./power-curve.ts";
 export { calibration, type CalibrationBar, type CalibrationOptions } from "./calibration.ts";
+// Report figures
+export { forest, type ForestRow, type ForestInterval, type ForestOptions } from "./forest.ts";
+export {
+  signalDistributions,
+  type SignalDistribution,
+  type SignalDistributionData,
+  type SignalDistributionOptions,
+} from "./signal-distributions.ts";
+export { attentionGrid, type AttentionMap, type AttentionGridOptions } from "./attention-grid.ts";
+export { attentionOverlay, OVERLAY_LEGEND_HEIGHT, type AttentionOverlayOptions } from "./attention-overlay.ts";
+export { repairLadder, netEffect, type RepairLadderRow, type RepairLadderOptions } from "./repair-ladder.ts";
 
 // Building blocks
 export { axisX, axisY, type AxisOptions } from "./marks/axis.ts";
@@ -23,6 +34,10 @@ export { dot, type DotOptions } from "./marks/dot.ts";
 export { line, type LineOptions } from "./marks/line.ts";
 export { text, type TextOptions } from "./marks/text.ts";
 export { barY, type BarOptions } from "./marks/bar.ts";
+export { barX, type BarXOptions } from "./marks/bar-x.ts";
+export { cells, type CellOptions } from "./marks/cell.ts";
+export { rampLegend, type RampOptions } from "./marks/ramp.ts";
+export { wrapText } from "./wrap-text.ts";
 export { textWidth, fitText } from "./text-width.ts";
 export { COLORS, CATEGORICAL, VERDICT_COLORS, TYPE, sequential, diverging } from "./theme.ts";
 export * from "./format.ts";

@@ -44,10 +44,12 @@ describe("report format: versioned, validated, untrusted when read", () => {
     expect(html).toContain(escapeHtml(hostile));
   });
 
-  it("is one self-contained page: inline SVG figures, no script, no external resource", async () => {
+  it("is one self-contained page: inline SVG figures, each with its table, no script, no external resource", async () => {
     const html = renderReportHtml(await sample());
     expect(html.startsWith("<!doctype html>")).toBe(true);
-    expect((html.match(/<svg/g) ?? []).length).toBeGreaterThan(3);
+    // An explore report (no model): the forest plot and the signals' distributions, each with its table.
+    expect((html.match(/<svg/g) ?? []).length).toBeGreaterThanOrEqual(2);
+    expect((html.match(/<svg/g) ?? []).length).toBe((html.match(/the figure as a table/g) ?? []).length);
     expect(html).not.toMatch(/<script|<link|src=|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
     expect(html).toContain("Content-Security-Policy");
   });

@@ -93,9 +93,68 @@ const HypothesisRow = v.object({
   exploreP: v.optional(num),
   weight: v.optional(num),
   gamma: v.optional(num),
+  /** Signals M3 found to be the same measurement as this one (identical, or a monotone function of it), merged in. */
+  merged: v.optional(v.array(v.object({ signal: name, relation: name }))),
 });
 
 const Problem = v.object({ what: name, why: text });
+
+/** An image inside a report: a raster data URL only (never SVG, never a URL that would fetch). */
+const ImageData = v.object({
+  type: v.picklist(["image/png", "image/jpeg", "image/gif", "image/webp"]),
+  dataUrl: v.pipe(
+    v.string(),
+    v.maxLength(4_000_000),
+    v.regex(
+      /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]*={0,2}$/,
+      "must be a base64 data: URL of a PNG, JPEG, GIF or WebP image",
+    ),
+  ),
+});
+
+const EvidenceCase = v.object({
+  id: name,
+  prompt: text,
+  answer: text,
+  expected: v.optional(text),
+  passed: v.boolean(),
+  value: num,
+  split: v.optional(name),
+  image: v.optional(v.object({ ref: name, hash: v.optional(name) })),
+  /** Attention over the image grid, row-major (`grid.rows × grid.cols` values). */
+  attention: v.optional(v.pipe(v.array(num), v.maxLength(65_536))),
+});
+
+/** The cases behind each hypothesis (exploration split), with images and attention (added in 1.x). */
+const Evidence = v.object({
+  split: name,
+  note: v.optional(text),
+  grid: v.optional(v.object({ rows: v.number(), cols: v.number(), what: v.optional(text) })),
+  images: v.record(
+    v.pipe(v.string(), v.regex(/^sha256:[0-9a-f]{64}$/, "must be an image key sha256:<64 hex>")),
+    ImageData,
+  ),
+  hypotheses: v.array(
+    v.object({
+      hypothesis: name,
+      signal: name,
+      failing: v.pipe(v.array(EvidenceCase), v.maxLength(50)),
+      passing: v.pipe(v.array(EvidenceCase), v.maxLength(50)),
+    }),
+  ),
+});
+
+/** POPE's metrics on one split (or "all"), from the pope analyzer (added in 1.x). */
+const PopeSplit = v.object({
+  split: name,
+  n: v.number(),
+  accuracy: num,
+  precision: num,
+  recall: num,
+  f1: num,
+  yesRatio: num,
+  unknownShare: v.optional(num),
+});
 
 const SplitResults = v.record(
   name,
@@ -221,6 +280,9 @@ export const ReportSchema = v.object({
       findings: v.array(v.object({ analyzer: name, summary: text })),
       /** Mean attention rollout over the image grid, failures vs passes (row-major). */
       maps: v.optional(v.object({ rows: v.number(), cols: v.number(), fail: v.array(num), pass: v.array(num) })),
+      /** POPE per split and CHAIR over captions, from their analyzers' findings (added in 1.x). */
+      pope: v.optional(v.array(PopeSplit)),
+      chair: v.optional(v.object({ captions: v.number(), chairI: num, chairS: num })),
     }),
   ),
   intervention: v.optional(
@@ -259,12 +321,15 @@ export const ReportSchema = v.object({
     }),
   ),
   eValueMethods: v.array(text),
+  evidence: v.optional(Evidence),
 });
 
 export type Report = v.InferOutput<typeof ReportSchema>;
 export type ReportHypothesis = Report["hypotheses"][number];
 export type ReportSignal = Report["signals"]["tested"][number];
 export type ReportRepair = NonNullable<Report["repairs"]>["candidates"][number];
+export type ReportEvidence = NonNullable<Report["evidence"]>;
+export type ReportEvidenceCase = ReportEvidence["hypotheses"][number]["failing"][number];
 
 /**
  * Reads a report from untrusted JSON text: refuses text over `MAX_REPORT_BYTES`,

@@ -17,7 +17,8 @@ import { TIERS, type Tier } from "../../agent/repair.ts";
 import type { FailureCase, ImagePixels } from "../../core/index.ts";
 import { importDataset, select, sha256Hex, canonicalJson } from "../../datasets/index.ts";
 import { checkImage } from "../../datasets/images.ts";
-import { chair, exact, openAICompatibleJudge, yesNo, type Evaluator } from "../../evals/index.ts";
+import { openAICompatibleJudge } from "../../evals/index.ts";
+import { labelEvaluators } from "../../evals/label-evaluators.ts";
 import { loadModel, REPO_ROOT } from "../../models/load.node.ts";
 import { toRgb } from "../../models/image.ts";
 import { parseReport } from "../../report/schema.ts";
@@ -115,23 +116,6 @@ function reportWritten(out: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** The evaluators that label this dataset's cases: POPE-style yes/no, CHAIR for captions, else exact match. */
-function evaluatorsFor(cases: readonly FailureCase[]): Evaluator[] {
-  const yn = cases.every((c) =>
-    ["yes", "no"].includes(
-      String(c.expected ?? "")
-        .trim()
-        .toLowerCase(),
-    ),
-  );
-  if (yn) return [yesNo()];
-  if (cases.every((c) => Array.isArray(c.meta.objects))) {
-    const vocabulary = [...new Set(cases.flatMap((c) => (c.meta.objects as unknown[]).map(String)))];
-    return [chair(vocabulary)];
-  }
-  return [exact()];
 }
 
 function rgba(bytes: Uint8Array | ImagePixels): ImagePixels {
@@ -312,7 +296,7 @@ export const command: Command = {
         store,
         model,
         dataset: { id: basename(dataPath).replace(/\.\w+$/, ""), cases, source: basename(dataPath), fingerprint },
-        evaluators: evaluatorsFor(cases),
+        evaluators: labelEvaluators(cases),
         images: async (ref) => modelImage(await readImage(ref)),
         decodeImage: rgba,
         protocol: { question },
