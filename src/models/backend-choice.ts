@@ -4,6 +4,8 @@ export interface BackendChoice {
   readonly reason: string;
   /** The WebGPU adapter's vendor / architecture / description when one was found. */
   readonly adapter?: string;
+  /** True for the stand-in used until the engine check has run (WASM, never an unmeasured WebGPU). */
+  readonly provisional?: boolean;
 }
 
 /** The part of `navigator.gpu` the choice needs; absent when the browser has no WebGPU. */

@@ -45,6 +45,19 @@ async function runEval(page: Page, url: string, name: string, fields: Record<str
   return id;
 }
 
+/** Waits (at most a minute) until the page shows no progress bar (a job or a read still under way) and every image has loaded. */
+async function settled(page: Page): Promise<void> {
+  await page
+    .waitForFunction(
+      () =>
+        document.querySelectorAll('progress, [role="progressbar"]').length === 0 &&
+        [...document.images].every((image) => image.complete),
+      undefined,
+      { timeout: 60_000, polling: 250 },
+    )
+    .catch(() => console.log(`  (still busy after a minute: ${page.url()})`));
+}
+
 /** A file name per screen: `library`, `runs`, `run`, `run-case`, `dataset`, `compare-two-runs`, … */
 function screenName(route: string): string {
   const [path = "", query] = route.replace(/^#\/?/, "").split("?");
@@ -96,6 +109,7 @@ try {
   }
   for (const route of routes) {
     await page.goto(`${harness.url}${route}`);
+    await settled(page);
     await page.waitForTimeout(Number(values.wait));
     const name = screenName(route);
     const file = join(out, `${name}.png`);
