@@ -1,7 +1,7 @@
 /// <reference lib="webworker" />
 import { expose, transfer } from "comlink";
 import { CapabilityError, type Capability } from "../src/core/capability.ts";
-import type { CaptureOptions, Model, ModelInput, ModelSpec, Progress, Trace } from "../src/core/model.ts";
+import type { CaptureOptions, ImagePixels, Model, ModelInput, ModelSpec, Progress, Trace } from "../src/core/model.ts";
 import {
   chooseBackend,
   engineCheckKey,
@@ -31,6 +31,7 @@ import {
 import { MissingFileError, readJson, type FileSource } from "../src/models/session.ts";
 import { sha256Hex } from "../src/datasets/hash.ts";
 import { runEvalJob, type EvalJobProgress, type EvalJobRequest, type EvalJobResult } from "./eval-job.ts";
+import { explain, keptMatrix, type ExplainRequest, type Explanation } from "./explain.ts";
 import { measureEngines } from "./engine-check.ts";
 import { inspectModel, planModel, type ModelInspection } from "../src/models/inspect.ts";
 import type { AttentionStatus } from "../src/models/attention-status.ts";
@@ -319,6 +320,28 @@ async function decideDevice(wanted: WorkerLoadOptions["device"]): Promise<Backen
 function requireModel(): OrtModel {
   if (!model) throw new Error("no model is loaded in this worker: call load() first");
   return model;
+}
+
+const isPng = (bytes: Uint8Array) => [0x89, 0x50, 0x4e, 0x47].every((b, i) => bytes[i] === b);
+
+/**
+ * A dropped JPEG, WebP, GIF or BMP as RGBA pixels: the model's own decoder
+ * reads PNG only (identical pixels in Node and the page), so the browser
+ * decodes the rest here, off the page's thread.
+ */
+async function browserPixels(bytes: Uint8Array): Promise<ImagePixels> {
+  let bitmap: ImageBitmap;
+  try {
+    bitmap = await createImageBitmap(new Blob([bytes as BlobPart]));
+  } catch {
+    throw new Error("the browser could not decode this image: use a PNG or JPEG file");
+  }
+  const { width, height } = bitmap;
+  const context = new OffscreenCanvas(width, height).getContext("2d");
+  if (!context) throw new Error("this browser gives workers no 2-D canvas to decode images: use a PNG file");
+  context.drawImage(bitmap, 0, 0);
+  bitmap.close();
+  return { width, height, data: context.getImageData(0, 0, width, height).data };
 }
 
 /** Runs one cancellable call; `cancel()` aborts the one in flight. */
@@ -657,6 +680,36 @@ const api = {
     const controller = jobs.get(runId);
     controller?.abort();
     return !!controller;
+  },
+
+  /**
+   * The playground's explanation of one answer (see `workers/explain.ts`):
+   * the answer, per-token entropy / margin / top-k, image heatmaps per layer ×
+   * head, rollout and the logit lens, optionally under an intervention. The
+   * full attention stays in this worker (`attentionMatrix`); `cancel()` stops it.
+   */
+  async explain(request: ExplainRequest): Promise<Explanation> {
+    if (blackBox && !model)
+      throw new Error(
+        "the playground reads the model's internals: load the model with the white-box runtime (ort backend), not transformers.js",
+      );
+    const m = requireModel();
+    const image =
+      request.image instanceof Uint8Array && !isPng(request.image) ? await browserPixels(request.image) : undefined;
+    const out = await cancellable((signal) => explain(m, image ? { ...request, image } : request, signal));
+    const buffers = [out.answerMaps, out.lastMaps, out.rollout]
+      .filter(
+        (a): a is Float32Array =>
+          a !== undefined && a.buffer instanceof ArrayBuffer && a.byteLength === a.buffer.byteLength,
+      )
+      .map((a) => a.buffer as ArrayBuffer);
+    return transfer(out, buffers);
+  },
+
+  /** One layer × head (0-based) of a kept explanation's full attention: a `size × size` matrix, moved to the page. */
+  attentionMatrix(id: number, layer: number, head: number): { size: number; data: Float32Array } {
+    const matrix = keptMatrix(id, layer, head);
+    return transfer(matrix, [matrix.data.buffer as ArrayBuffer]);
   },
 
   /** Cancels the call in flight (it rejects with "… was cancelled"). */

@@ -65,6 +65,21 @@ export function toRgb(image: Uint8Array | ImagePixels): RgbImage {
   return { width: png.width, height: png.height, rgb };
 }
 
+/**
+ * The same decode as `toRgb`, as opaque RGBA pixels `{ width, height, data }`:
+ * what a crop or a canvas needs (pixels given in are checked, and kept).
+ *
+ * @example
+ * toRgba(pngBytes) // → { width: 48, height: 48, data: Uint8ClampedArray(9216) }, every alpha 255
+ */
+export function toRgba(image: Uint8Array | ImagePixels): ImagePixels {
+  const { width, height, rgb } = toRgb(image);
+  if (!(image instanceof Uint8Array)) return image;
+  const data = new Uint8ClampedArray(width * height * 4).fill(255);
+  for (let p = 0; p < width * height; p++) data.set(rgb.subarray(p * 3, p * 3 + 3), p * 4);
+  return { width, height, data };
+}
+
 function checkSize(width: number, height: number): void {
   if (width < 1 || height < 1) throw new Error(`image has no pixels (${width}×${height})`);
   if (width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE)
