@@ -32,6 +32,14 @@ import { MissingFileError, readJson, type FileSource } from "../src/models/sessi
 import { sha256Hex } from "../src/datasets/hash.ts";
 import { runEvalJob, type EvalJobProgress, type EvalJobRequest, type EvalJobResult } from "./eval-job.ts";
 import { explain, keptMatrix, type ExplainRequest, type Explanation } from "./explain.ts";
+import {
+  investigationModelInfo,
+  investigationReportFiles,
+  runInvestigationJob,
+  type InvestigateJobRequest,
+  type InvestigateJobResult,
+  type InvestigationUpdate,
+} from "./investigate-job.ts";
 import { measureEngines } from "./engine-check.ts";
 import { inspectModel, planModel, type ModelInspection } from "../src/models/inspect.ts";
 import type { AttentionStatus } from "../src/models/attention-status.ts";
@@ -680,6 +688,54 @@ const api = {
     const controller = jobs.get(runId);
     controller?.abort();
     return !!controller;
+  },
+
+  /**
+   * Runs (or resumes) an investigation (M1→M5) of the loaded model inside this
+   * worker, its events stored in IndexedDB as they are logged; the events and
+   * progress counts come back at most every 100 ms. `cancelInvestigation(runId)`
+   * stops it, keeping every label, probe and repair run stored so far.
+   */
+  async runInvestigation(
+    request: InvestigateJobRequest,
+    onUpdate?: (update: InvestigationUpdate) => void,
+  ): Promise<InvestigateJobResult> {
+    const loaded: Model | undefined = model ?? blackBox;
+    if (!loaded || !modelStatus)
+      throw new Error("no model is loaded in this worker: load one before starting an investigation");
+    const key = request.resume ?? request.runId;
+    if (key !== undefined && jobs.has(key)) throw new Error(`investigation '${key}' is already running in this worker`);
+    const controller = new AbortController();
+    if (key !== undefined) jobs.set(key, controller);
+    let lastUpdate: unknown;
+    try {
+      const result = await runInvestigationJob(
+        request,
+        loaded,
+        investigationModelInfo(modelStatus, getSpec(modelStatus.key)?.source),
+        controller.signal,
+        (update) => {
+          if (!jobs.has(update.runId)) jobs.set(update.runId, controller);
+          if (onUpdate) lastUpdate = onUpdate(update);
+        },
+      );
+      await Promise.resolve(lastUpdate).catch(() => undefined);
+      return result;
+    } finally {
+      for (const [id, c] of jobs) if (c === controller) jobs.delete(id);
+    }
+  },
+
+  /** Stops the investigation `runId` running in this worker (what it stored is kept; it can be resumed). */
+  cancelInvestigation(runId: string): boolean {
+    const controller = jobs.get(runId);
+    controller?.abort();
+    return !!controller;
+  },
+
+  /** The stored investigation's report as the CLI writes it: report.json and the self-contained report.html. */
+  async investigationReport(db: string, runId: string): Promise<{ json: string; html: string }> {
+    return investigationReportFiles(db, runId);
   },
 
   /**

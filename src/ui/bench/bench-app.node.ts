@@ -248,6 +248,7 @@ try {
     `${pageRate.toFixed(1)} vs ${cliRate.toFixed(1)} trials/s → ${(pageRate / cliRate).toFixed(2)}× (target ≥ 0.5×)`,
   );
   line("  dataset version (same cases on both sides)", `${datasetVersion(cases)} · ${caseHash(cases[0]!)}`);
+  await (await import("./investigate.bench.ts")).benchInvestigate(harness, line);
   if (errors.length) console.log(`page errors: ${errors.join(" | ")}`);
   if (harness.foreignRequests.length)
     console.log(`requests that left the machine: ${harness.foreignRequests.join(", ")}`);

@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { cliCommand, DEFAULT_INVESTIGATE_FIELDS, investigationPlan } from "./investigate-form.ts";
+
+const fields = { ...DEFAULT_INVESTIGATE_FIELDS, dataset: "pope" };
+
+describe("investigationPlan", () => {
+  it("makes the plan the worker runs, with the selection only when one is given", () => {
+    expect(investigationPlan(fields)).toEqual({
+      dataset: "pope",
+      question: "What predicts the hallucinations?",
+      maxTier: "L3b",
+      holdout: 0.4,
+      seed: 1,
+    });
+    expect(
+      investigationPlan({ ...fields, sample: " 200 ", split: "adversarial", tags: "pope, color,", maxTier: "none" }),
+    ).toEqual({
+      dataset: "pope",
+      select: { split: "adversarial", tags: ["pope", "color"], sample: 200 },
+      question: "What predicts the hallucinations?",
+      maxTier: "none",
+      holdout: 0.4,
+      seed: 1,
+    });
+  });
+
+  it("names the wrong field and what it expected", () => {
+    expect(() => investigationPlan({ ...fields, dataset: "" })).toThrow("dataset: choose a stored dataset");
+    expect(() => investigationPlan({ ...fields, holdout: "1.2" })).toThrow(
+      "holdout: a share strictly between 0 and 1 (e.g. 0.4 seals 40% of the cases), got '1.2'",
+    );
+    expect(() => investigationPlan({ ...fields, seed: "-1" })).toThrow("seed: a whole number ≥ 0 (e.g. 1), got '-1'");
+    expect(() => investigationPlan({ ...fields, sample: "ten" })).toThrow("sample: a whole number of cases ≥ 1");
+    expect(() => investigationPlan({ ...fields, question: "" })).toThrow("question: say what to find out");
+    expect(() => investigationPlan({ ...fields, maxTier: "L7" as never })).toThrow("ceiling: choose one of none, L1");
+  });
+});
+
+it("writes the CLI's command line for the same plan", () => {
+  expect(cliCommand(investigationPlan({ ...fields, sample: "200" }), "tiny-vlm", "pope.jsonl")).toBe(
+    "evalrx investigate --model tiny-vlm --data pope.jsonl --sample 200 --seed 1 --holdout 0.4 --max-tier L3b -q 'What predicts the hallucinations?'",
+  );
+  expect(cliCommand(investigationPlan({ ...fields, split: "random" }), "tiny-vlm", "pope.jsonl")).toMatch(
+    /# the CLI has no split filter/,
+  );
+});
+
+it("reads number inputs as Svelte binds them (numbers, or an empty string)", () => {
+  expect(investigationPlan({ ...fields, sample: 60, holdout: 0.3, seed: 7 })).toMatchObject({
+    select: { sample: 60 },
+    holdout: 0.3,
+    seed: 7,
+  });
+  expect(investigationPlan({ ...fields, sample: "" }).select).toBeUndefined();
+});

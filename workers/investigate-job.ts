@@ -1,0 +1,630 @@
+/**
+ * An investigation (the diagnosis loop M1→M5) inside the model worker, as
+ * `evalrx investigate` runs it: the model, the store and the loop all live
+ * here, and the page receives the event log and progress counts, throttled.
+ * The run's events go to IndexedDB as they are logged; the run config keeps
+ * what Resume needs. Resume has the CLI's `--resume` semantics: the stored
+ * labels, probes and repair runs are read back (no stored case is judged
+ * again), and every stage after setup is recomputed from them.
+ */
+import { buildReport, investigate, type RunEvent } from "../src/agent/index.ts";
+import { TIERS, type Tier } from "../src/agent/repair.ts";
+import type { FailureCase, ImagePixels, Model } from "../src/core/index.ts";
+import { canonicalJson, decodeDataUrl, select, sha256Hex, type Selection } from "../src/datasets/index.ts";
+import { checkImage } from "../src/datasets/images.ts";
+import { labelEvaluators } from "../src/evals/label-evaluators.ts";
+import { toRgb } from "../src/models/image.ts";
+import { renderReportHtml } from "../src/report/html.ts";
+import { neutralizeBidi } from "../src/report/safe-text.ts";
+import { announceChange } from "../src/store/changes.browser.ts";
+import { IdbStore } from "../src/store/idb.browser.ts";
+import type { EventRecord, Store, StoredCase } from "../src/store/types.ts";
+import type { ModelStatus } from "./model.worker.ts";
+
+/** What an investigation asks, as the page's form fills it (the CLI's options, with a stored dataset). */
+export interface InvestigationPlan {
+  /** A stored dataset's id. */
+  readonly dataset: string;
+  /** Which of its cases (split, tags, ids, a stable sample); default all active cases. */
+  readonly select?: Selection;
+  readonly question: string;
+  /** The repair ladder's ceiling (`--max-tier`): L1…L4, or none (M5 is skipped). */
+  readonly maxTier: Tier | "none";
+  /** Share of the cases (clusters) sealed for M4 (`--holdout`). */
+  readonly holdout: number;
+  readonly seed: number;
+}
+
+/** What the page asks the worker to run (plain data, structured-cloned across). */
+export interface InvestigateJobRequest {
+  /** IndexedDB database the page uses. */
+  readonly db: string;
+  /** The plan of a new investigation (a resumed one keeps the plan it was started with). */
+  readonly plan?: InvestigationPlan;
+  /** How the page loads the model again to resume (kept in the run's config). */
+  readonly modelSource: unknown;
+  /** The new run's id (made unique when absent). */
+  readonly runId?: string;
+  /** Continue this interrupted investigation instead. */
+  readonly resume?: string;
+  /** The code version, recorded in the run and its report. */
+  readonly codeVersion?: string;
+}
+
+/** Labelling, probing or a repair candidate's eval, as its stored items show it. */
+export interface InvestigationProgress {
+  /** The store run being written: `<id>-m1-label`, `<id>-m1-probe`, `<id>-m5-<candidate>`. */
+  readonly run: string;
+  readonly stage: "M1" | "M5";
+  /** What is being done, in words ("labelling", "probing", "repair candidate attention-crop_rollout"). */
+  readonly what: string;
+  readonly done: number;
+  readonly total: number;
+}
+
+/** What comes back while the loop runs, at most every `progressEveryMs`: the events logged since the last update. */
+export interface InvestigationUpdate {
+  readonly runId: string;
+  /** Events of this attempt, in order, continuing the previous update's. */
+  readonly events: readonly RunEvent[];
+  readonly progress?: InvestigationProgress;
+}
+
+export interface InvestigateJobResult {
+  readonly runId: string;
+  readonly status: "finished";
+  readonly verdicts: readonly { readonly id: string; readonly verdict: string }[];
+}
+
+/** The score of an investigation run that holds its report (the report page's `REPORT_SCORE`). */
+export const REPORT_SCORE = "report";
+
+/** The record kind of an investigation run. */
+export const INVESTIGATION_KIND = "investigation";
+
+/**
+ * The lock name an investigation's writer holds from its first read of the log
+ * to its last write (the CLI's `writer.lock` in `--out`): a run marked running
+ * whose writer lock nobody holds was interrupted and can be resumed.
+ *
+ * @example writerLockId("investigate-1") // "investigate-1#writer"
+ */
+export function writerLockId(runId: string): string {
+  return `${runId}#writer`;
+}
+
+/** The plan, checked: each wrong field named with what was expected. */
+export function checkPlan(plan: unknown): InvestigationPlan {
+  const p = (plan ?? {}) as Partial<Record<keyof InvestigationPlan, unknown>>;
+  if (typeof p.dataset !== "string" || !p.dataset) throw new Error("plan.dataset: expected a stored dataset's id");
+  if (typeof p.question !== "string" || !p.question.trim())
+    throw new Error('plan.question: expected the question to answer, e.g. "What predicts the hallucinations?"');
+  if (p.maxTier !== "none" && !TIERS.includes(p.maxTier as Tier))
+    throw new Error(`plan.maxTier: expected one of ${TIERS.join(", ")} or none, got ${JSON.stringify(p.maxTier)}`);
+  if (typeof p.holdout !== "number" || !(p.holdout > 0 && p.holdout < 1))
+    throw new Error(`plan.holdout: expected a share strictly between 0 and 1 (e.g. 0.4), got ${String(p.holdout)}`);
+  if (typeof p.seed !== "number" || !Number.isInteger(p.seed) || p.seed < 0)
+    throw new Error(`plan.seed: expected a whole number ≥ 0, got ${String(p.seed)}`);
+  if (p.select !== undefined && (typeof p.select !== "object" || p.select === null))
+    throw new Error("plan.select: expected a selection object ({ split, tags, ids, sample })");
+  return {
+    dataset: p.dataset,
+    question: p.question,
+    maxTier: p.maxTier as Tier | "none",
+    holdout: p.holdout,
+    seed: p.seed,
+    ...(p.select ? { select: p.select as Selection } : {}),
+  };
+}
+
+/**
+ * The events of the run's latest attempt. The store keeps every attempt's
+ * events one after another in the run's log (the audit trail of what ran
+ * before a reload, as the CLI keeps `events.interrupted-<k>.jsonl`); each
+ * attempt begins with `run.started` (a resumed one repeats the events it
+ * keeps), and its events are numbered from 0 as the CLI's `events.jsonl` is.
+ *
+ * @example latestAttempt(records).map((e) => e.type) // ["run.started", "data.loaded", "run.resumed", …]
+ */
+export function latestAttempt(records: readonly EventRecord[]): RunEvent[] {
+  return attempts(records).at(-1) ?? [];
+}
+
+/** Every attempt's events, oldest first, each numbered from 0. */
+export function attempts(records: readonly EventRecord[]): RunEvent[][] {
+  const out: RunEvent[][] = [];
+  for (const r of records) {
+    if (r.type === "run.started" || out.length === 0) out.push([]);
+    const list = out.at(-1)!;
+    list.push({
+      runId: r.runId,
+      seq: list.length,
+      ts: r.ts,
+      stage: r.stage as RunEvent["stage"],
+      schema: r.schema,
+      type: r.type,
+      payload: r.payload as Record<string, unknown>,
+    });
+  }
+  return out;
+}
+
+/** The options an attempt was started with, as its run.started and data.loaded events recorded them. */
+export interface RecordedOptions {
+  readonly question: string;
+  readonly seed: number;
+  readonly holdout: number;
+  readonly maxTier: string;
+  readonly model: string;
+  readonly fingerprint: string;
+  readonly n: number;
+}
+
+/** What an attempt's first events say it was started with; undefined without run.started. */
+export function recordedOptions(events: readonly RunEvent[]): RecordedOptions | undefined {
+  const started = events.find((e) => e.type === "run.started")?.payload;
+  if (!started) return undefined;
+  const data = events.find((e) => e.type === "data.loaded")?.payload ?? {};
+  return {
+    question: String(started["question"] ?? ""),
+    seed: Number(started["seed"]),
+    holdout: Number(started["holdout"]),
+    maxTier: String(started["maxTier"]),
+    model: String((started["model"] as { key?: unknown } | undefined)?.key ?? ""),
+    fingerprint: String(data["fingerprint"] ?? ""),
+    n: Number(data["n"]),
+  };
+}
+
+/**
+ * Why a resume is refused: what differs between the interrupted attempt and
+ * now, one phrase each (the CLI refuses `--resume` the same way).
+ *
+ * @example resumeDifferences(before, { ...before, model: "tiny-lm" }) // ["the model is 'tiny-lm' where the run used 'tiny-vlm'"]
+ */
+export function resumeDifferences(before: RecordedOptions, now: RecordedOptions): string[] {
+  const out: string[] = [];
+  if (before.model !== now.model) out.push(`the model is '${now.model}' where the run used '${before.model}'`);
+  if (before.fingerprint !== now.fingerprint)
+    out.push(
+      `the dataset's selection now gives ${now.n} case(s) (fingerprint ${now.fingerprint}) where the run had ${before.n} (fingerprint ${before.fingerprint})`,
+    );
+  if (before.seed !== now.seed) out.push(`the seed is ${now.seed} where the run used ${before.seed}`);
+  if (before.holdout !== now.holdout) out.push(`the holdout is ${now.holdout} where the run used ${before.holdout}`);
+  if (before.maxTier !== now.maxTier) out.push(`the ceiling is ${now.maxTier} where the run used ${before.maxTier}`);
+  if (before.question !== now.question)
+    out.push(`the question is ${JSON.stringify(now.question)} where the run asked ${JSON.stringify(before.question)}`);
+  return out;
+}
+
+/** A stored case as the CLI reads it from its file: the case's own fields, without the store's bookkeeping. */
+export function plainCase(stored: StoredCase): FailureCase {
+  const { datasetId: _d, hash: _h, label: _l, ...own } = stored;
+  return own;
+}
+
+/** Decoded RGBA pixels of PNG/JPEG bytes (the attention-guided crops of M5 read them). */
+export function rgbaPixels(bytes: Uint8Array | ImagePixels): ImagePixels {
+  const { width, height, rgb } = toRgb(bytes);
+  const data = new Uint8ClampedArray(width * height * 4).fill(255);
+  for (let p = 0, q = 0; p < rgb.length; p += 3, q += 4) data.set(rgb.subarray(p, p + 3), q);
+  return { width, height, data };
+}
+
+/** The bytes of a stored case's image reference (a stored blob by hash, or a data URL), or why not. */
+async function imageBytes(store: Store, ref: string): Promise<Uint8Array> {
+  if (ref.startsWith("data:")) {
+    const decoded = decodeDataUrl(ref);
+    if (decoded instanceof Uint8Array) return decoded;
+    throw new Error(`image data URL: ${decoded.reason}`);
+  }
+  if (!ref.startsWith("sha256:"))
+    throw new Error(
+      `image '${ref}' was not imported with the dataset (the page reads only stored images and data URLs); import the dataset again together with its images`,
+    );
+  const stored = await store.getImage(ref);
+  if (!stored) throw new Error(`image ${ref} is not in the store; import the dataset again with its images`);
+  return stored.bytes;
+}
+
+/** The cases an investigation runs on, read from the store and checked as the CLI checks its file's. */
+export interface InvestigationData {
+  readonly cases: FailureCase[];
+  readonly source: string;
+  readonly fingerprint: string;
+  /** How the cases were chosen, when not all of them (stated in the report). */
+  readonly sampled?: string;
+  /** Cases left out, each with the reason. */
+  readonly leftOut: readonly { readonly id: string; readonly why: string }[];
+  readonly images: (ref: string) => Promise<Uint8Array>;
+}
+
+/**
+ * A dataset's cases in the order they were imported (the file's order, as the
+ * CLI reads it: the loop's permutations and bootstraps draw over rows in
+ * order, so the same order gives the CLI's numbers exactly); a store without
+ * pages gives them in id order.
+ */
+export async function importOrder(
+  store: Store & { casePage?: (datasetId: string, page: number) => Promise<StoredCase[] | undefined> },
+  datasetId: string,
+): Promise<StoredCase[]> {
+  if (!store.casePage) return store.cases(datasetId);
+  const out: StoredCase[] = [];
+  for (let p = 0, page; (page = await store.casePage(datasetId, p)); p++) out.push(...page);
+  return out;
+}
+
+/**
+ * The plan's cases from the store, in their import order, as plain cases; a
+ * case whose image cannot be used is left out and named, and the rest go on,
+ * as in the CLI.
+ */
+export async function investigationData(store: Store, plan: InvestigationPlan): Promise<InvestigationData> {
+  const dataset = await store.getDataset(plan.dataset);
+  if (!dataset)
+    throw new Error(
+      `the investigation names dataset '${plan.dataset}', which is not stored in this browser; import it on the Datasets page first`,
+    );
+  const all = (await importOrder(store, dataset.id)).filter((c) => c.status === "active");
+  const chosen = select(all, plan.select ?? {}).map(plainCase);
+  if (chosen.length === 0)
+    throw new Error(
+      `the selection ${JSON.stringify(plan.select ?? {})} leaves no case of dataset '${dataset.id}' (${all.length} active cases)`,
+    );
+  const checked = new Map<string, Promise<string | undefined>>();
+  const problem = (ref: string) => {
+    let found = checked.get(ref);
+    if (!found) {
+      found = imageBytes(store, ref).then(
+        (bytes) => {
+          const result = checkImage(bytes);
+          return "reason" in result ? `image '${ref}' is not usable: ${result.reason}` : undefined;
+        },
+        (error: unknown) => (error instanceof Error ? error.message : String(error)),
+      );
+      checked.set(ref, found);
+    }
+    return found;
+  };
+  const cases: FailureCase[] = [];
+  const leftOut: { id: string; why: string }[] = [];
+  for (const c of chosen) {
+    const why = c.input.image !== undefined ? await problem(c.input.image) : undefined;
+    if (why) leftOut.push({ id: c.id, why });
+    else cases.push(c);
+  }
+  if (cases.length === 0) throw new Error(`dataset '${dataset.id}': no selected case has a usable image`);
+  const notes: string[] = [];
+  const selected = plan.select && Object.keys(plan.select).length > 0;
+  if (selected)
+    notes.push(
+      `${chosen.length} of ${all.length} cases chosen by the selection ${JSON.stringify(plan.select)}${plan.select?.sample !== undefined ? ` (a stable sample: the smallest sha256(id))` : ""}`,
+    );
+  if (leftOut.length) notes.push(`${leftOut.length} case(s) left out: their images cannot be used`);
+  return {
+    cases,
+    source: dataset.source ?? dataset.name,
+    fingerprint: sha256Hex(cases.map((c) => canonicalJson(c)).join("\n")).slice(0, 12),
+    ...(notes.length ? { sampled: notes.join("; ") } : {}),
+    leftOut,
+    images: (ref) => imageBytes(store, ref),
+  };
+}
+
+/** The id a new investigation gets: the fingerprint, seed and start time, made unique in the store (as the CLI names its runs). */
+export async function newInvestigationId(
+  store: Store,
+  fingerprint: string,
+  seed: number,
+  now = new Date(),
+): Promise<string> {
+  const base = `investigate-${fingerprint}-s${seed}-${now.toISOString().replace(/[-:.]/g, "").slice(0, 15)}`;
+  let id = base;
+  for (let k = 2; await store.getRun(id); k++) id = `${base}-${k}`;
+  return id;
+}
+
+/** Which stage and work a store run of an investigation belongs to, from its id. */
+export function progressOf(runId: string, storeRun: string): Pick<InvestigationProgress, "stage" | "what"> | undefined {
+  if (!storeRun.startsWith(`${runId}-`)) return undefined;
+  const rest = storeRun.slice(runId.length + 1);
+  if (rest === "m1-label") return { stage: "M1", what: "labelling (the evaluators judge each answer)" };
+  if (rest === "m1-probe") return { stage: "M1", what: "probing (one teacher-forced forward per case)" };
+  if (rest.startsWith("m5-")) return { stage: "M5", what: `repair candidate ${rest.slice(3)}` };
+  return undefined;
+}
+
+/**
+ * The store as the loop sees it, reporting every batch of judged items
+ * (labels, probes, repair candidates) as progress: the loop needs no hook.
+ */
+function watchedStore(store: Store, onItems: (run: string, done: number, total: number) => void): Store {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === "appendItems")
+        return async (...args: Parameters<Store["appendItems"]>) => {
+          await target.appendItems(...args);
+          onItems(args[0], args[2].done, args[2].total);
+        };
+      const value: unknown = Reflect.get(target, key, receiver);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** The run's headline once finished (shown in lists without reading its log). */
+function summaryOf(events: readonly RunEvent[]): Record<string, unknown> {
+  const finished = events.find((e) => e.type === "run.finished")?.payload ?? {};
+  const repairs = events.find((e) => e.type === "repairs.finished")?.payload;
+  return {
+    cases: finished["cases"],
+    failures: finished["failures"],
+    verdicts: finished["verdicts"],
+    ...(repairs ? { fixedBy: repairs["fixedBy"] ?? null } : {}),
+  };
+}
+
+/**
+ * Runs (or resumes) one investigation in this worker with the loaded `model`.
+ * Updates come at most every `progressEveryMs` (and once at the end);
+ * `signal` cancels it, keeping every label, probe and repair run stored so far.
+ */
+export async function runInvestigationJob(
+  request: InvestigateJobRequest,
+  model: Model,
+  modelInfo: Readonly<Record<string, unknown>>,
+  signal: AbortSignal,
+  onUpdate: (update: InvestigationUpdate) => void,
+  progressEveryMs = 100,
+): Promise<InvestigateJobResult> {
+  const store = await IdbStore.open(request.db);
+  try {
+    let plan: InvestigationPlan;
+    let previous: RunEvent[] | undefined;
+    if (request.resume !== undefined) {
+      const run = await store.getRun(request.resume);
+      if (!run || run.kind !== INVESTIGATION_KIND)
+        throw new Error(`no investigation '${request.resume}' is stored in this browser`);
+      plan = checkPlan((run.config as { plan?: unknown }).plan);
+    } else {
+      if (!request.plan) throw new Error("an investigation needs a plan (dataset, question, ceiling, holdout, seed)");
+      plan = checkPlan(request.plan);
+    }
+    const data = await investigationData(store, plan);
+    const runId = request.resume ?? request.runId ?? (await newInvestigationId(store, data.fingerprint, plan.seed));
+    // One writer per investigation, from the first read of its log to the last write.
+    const writer = await store.lockRun(writerLockId(runId));
+    let started = false;
+    try {
+      if (request.resume !== undefined) {
+        previous = latestAttempt(await store.events(runId));
+        refuseResume(runId, previous, plan, model, data);
+        await store.updateRun(runId, { status: "running" });
+      } else {
+        await store.createRun({
+          id: runId,
+          kind: INVESTIGATION_KIND,
+          dataset: plan.dataset,
+          model: model.spec.key,
+          fingerprint: data.fingerprint,
+          status: "running",
+          startedAt: new Date().toISOString(),
+          config: {
+            plan,
+            question: plan.question,
+            cases: data.cases.length,
+            page: { modelSource: request.modelSource },
+            ...(request.codeVersion ? { codeVersion: request.codeVersion } : {}),
+          },
+        });
+      }
+      started = true;
+      announceChange(request.db, { kind: "runs", id: runId });
+      return await loop({
+        request,
+        store,
+        runId,
+        plan,
+        data,
+        model,
+        modelInfo,
+        previous,
+        signal,
+        onUpdate,
+        progressEveryMs,
+      });
+    } catch (error) {
+      if (!started) throw error;
+      // Whatever was stored stays; the run can be resumed (once the cause is mended).
+      const cancelled = signal.aborted;
+      await store
+        .updateRun(runId, { status: cancelled ? "cancelled" : "failed", finishedAt: new Date().toISOString() })
+        .catch(() => undefined);
+      announceChange(request.db, { kind: "runs", id: runId });
+      if (cancelled)
+        throw Object.assign(
+          new Error(
+            `investigation '${runId}' was cancelled; its labels, probes and repair runs are kept, and Resume goes on from them`,
+          ),
+          { name: "CancelledError" },
+        );
+      throw error;
+    } finally {
+      await writer.release();
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** Refuses to resume a log that cannot be: no start, already finished, or started with other options (as the CLI does). */
+function refuseResume(
+  runId: string,
+  previous: readonly RunEvent[],
+  plan: InvestigationPlan,
+  model: Model,
+  data: InvestigationData,
+): void {
+  const before = recordedOptions(previous);
+  if (!before) throw new Error(`investigation '${runId}' has no run.started event in its log: start a new one`);
+  if (previous.some((e) => e.type === "run.finished"))
+    throw new Error(`investigation '${runId}' already finished; open its report`);
+  const changed = resumeDifferences(before, {
+    question: plan.question,
+    seed: plan.seed,
+    holdout: plan.holdout,
+    maxTier: plan.maxTier,
+    model: model.spec.key,
+    fingerprint: data.fingerprint,
+    n: data.cases.length,
+  });
+  if (changed.length)
+    throw new Error(
+      `investigation '${runId}' cannot be resumed here: ${changed.join("; ")}. Load the run's model and keep its dataset, or start a new investigation`,
+    );
+}
+
+interface LoopContext {
+  readonly request: InvestigateJobRequest;
+  readonly store: IdbStore;
+  readonly runId: string;
+  readonly plan: InvestigationPlan;
+  readonly data: InvestigationData;
+  readonly model: Model;
+  readonly modelInfo: Readonly<Record<string, unknown>>;
+  readonly previous: RunEvent[] | undefined;
+  readonly signal: AbortSignal;
+  readonly onUpdate: (update: InvestigationUpdate) => void;
+  readonly progressEveryMs: number;
+}
+
+async function loop(context: LoopContext): Promise<InvestigateJobResult> {
+  const { request, store, runId, plan, data, model, modelInfo, previous, signal, onUpdate, progressEveryMs } = context;
+  // Events go to the store in order, one write at a time, while the loop goes on; the first failure is kept.
+  let writing: Promise<void> = Promise.resolve();
+  let writeFailure: unknown;
+  let unsent: RunEvent[] = [];
+  let progress: InvestigationProgress | undefined;
+  let last = 0;
+  const send = (force = false) => {
+    const now = Date.now();
+    if (!force && now - last < progressEveryMs) return;
+    last = now;
+    if (!unsent.length && !progress) return;
+    onUpdate({ runId, events: unsent, ...(progress ? { progress } : {}) });
+    unsent = [];
+  };
+  const persist = (events: RunEvent[]) => {
+    writing = writing
+      .then(() =>
+        store.appendEvents(
+          runId,
+          events.map((e) => ({ ts: e.ts, stage: e.stage, schema: e.schema, type: e.type, payload: e.payload })),
+        ),
+      )
+      .then(() => {
+        // Other tabs following the run read its log again at each stage's start and end (every announcement
+        // makes every tab read its lists again: not once per event).
+        if (events.some((e) => e.type === "stage.started" || e.type === "stage.finished"))
+          announceChange(request.db, { kind: "runs", id: runId });
+      })
+      .catch((error: unknown) => {
+        writeFailure ??= error;
+      });
+  };
+  let finished: RunEvent | undefined;
+  const watched = watchedStore(store, (run, done, total) => {
+    const where = progressOf(runId, run);
+    if (!where) return;
+    progress = { run, ...where, done, total };
+    send(done === total);
+  });
+  const result = await investigate({
+    store: watched,
+    model,
+    dataset: { id: plan.dataset, cases: data.cases, source: data.source, fingerprint: data.fingerprint },
+    evaluators: labelEvaluators(data.cases),
+    images: data.images,
+    decodeImage: rgbaPixels,
+    protocol: { question: plan.question },
+    runId,
+    holdout: plan.holdout,
+    seed: plan.seed,
+    alpha: 0.05,
+    maxTier: plan.maxTier,
+    ...(request.codeVersion ? { codeVersion: request.codeVersion } : {}),
+    ...(data.sampled ? { sampled: data.sampled } : {}),
+    modelInfo,
+    ...(previous ? { previous } : {}),
+    signal,
+    sink: (event) => {
+      // The end of the run waits until everything before it is stored (the CLI waits for its report files).
+      if (event.type === "run.finished") {
+        finished = event;
+        return;
+      }
+      persist([event]);
+      unsent.push(event);
+      send();
+    },
+  });
+  await writing;
+  if (writeFailure) throw writeFailure;
+  if (!finished) throw new Error("the loop ended without run.finished");
+  // The report is folded from the stored log alone; only now is the run marked finished.
+  await store.appendEvents(runId, [
+    { ts: finished.ts, stage: finished.stage, schema: finished.schema, type: finished.type, payload: finished.payload },
+  ]);
+  // The report as the CLI writes report.json, kept where the report page reads a stored report (the run's
+  // score named "report", src/ui/pages/report/report-store.ts), so #/report/<id> opens it without folding the log.
+  await store.putScores([
+    { runId, name: REPORT_SCORE, value: result.report.version, detail: neutralizeBidi(result.report) },
+  ]);
+  await store.updateRun(runId, {
+    status: "finished",
+    finishedAt: new Date().toISOString(),
+    summary: summaryOf(result.events),
+  });
+  unsent.push(finished);
+  progress = undefined;
+  send(true);
+  announceChange(request.db, { kind: "runs", id: runId });
+  return {
+    runId,
+    status: "finished",
+    verdicts: result.loop.verified.map((v) => ({ id: v.id, verdict: v.verdict })),
+  };
+}
+
+/**
+ * The model as the report's provenance names it (the CLI's fields): a bundled
+ * model by its folder in the repository, any other by where it was loaded from.
+ */
+export function investigationModelInfo(status: ModelStatus, bundledSource?: string): Record<string, unknown> {
+  return {
+    key: status.spec.key,
+    family: status.spec.family,
+    source: bundledSource ?? status.spec.source,
+    layers: status.spec.layers,
+    heads: status.spec.heads,
+    capabilities: [...status.capabilities],
+  };
+}
+
+/**
+ * A stored investigation's report files, as `evalrx investigate` writes them:
+ * the report folded from the latest attempt's log, bidi controls made
+ * visible, `report.json` pretty-printed and the self-contained `report.html`.
+ */
+export async function investigationReportFiles(db: string, runId: string): Promise<{ json: string; html: string }> {
+  const store = await IdbStore.open(db);
+  try {
+    const events = latestAttempt(await store.events(runId));
+    if (!events.length) throw new Error(`no investigation '${runId}' with a log is stored in this browser`);
+    const report = neutralizeBidi(buildReport(events));
+    return { json: JSON.stringify(report, null, 2) + "\n", html: renderReportHtml(report) };
+  } finally {
+    await store.close();
+  }
+}
