@@ -134,10 +134,11 @@ if (wanted("gate")) {
     { n: 120, drop: 0.15, tolerance: 0.03, clusterSize: 6, icc: 0.3, repeats: 2, flipRate: 0.05 },
   ];
   let worst = 0;
+  // Enough runs on each side that the gap's Monte Carlo error (≈ 0.7/√runs) is well under the 5-point target.
+  const runs = Math.max(1000, count * 5);
   for (const [k, st] of settings.entries()) {
-    const predicted = power({ ...st, simulations: Math.max(400, count * 2), seed: 7 });
+    const predicted = power({ ...st, simulations: runs, seed: 7 });
     let fails = 0;
-    const runs = Math.max(400, count * 2);
     for (let r = 0; r < runs; r++) {
       const { baseline, candidate } = simulatedRuns(st, 100_000 * (k + 1) + r);
       const cluster = st.clusterSize ? { clusterField: "cluster" } : {};
@@ -148,14 +149,16 @@ if (wanted("gate")) {
       );
       if (g.verdict === "fail") fails++;
     }
-    const diff = predicted.power - fails / runs;
+    const realized = fails / runs;
+    const diff = predicted.power - realized;
+    const diffError = Math.sqrt(predicted.mcError ** 2 + (realized * (1 - realized)) / runs);
     worst = Math.max(worst, Math.abs(diff));
     rows.push([
       `n=${st.n} drop=${st.drop} tol=${st.tolerance} repeats=${st.repeats ?? 1} flip=${st.flipRate ?? 0} cluster=${st.clusterSize ?? 1}`,
       predicted.method,
       `${predicted.power.toFixed(3)} ± ${predicted.mcError.toFixed(3)}`,
       share(fails, runs),
-      `${diff >= 0 ? "+" : ""}${(diff * 100).toFixed(1)} pts`,
+      `${diff >= 0 ? "+" : ""}${(diff * 100).toFixed(1)} ± ${(diffError * 100).toFixed(1)} pts`,
       String(predicted.casesForTarget ?? "—"),
     ]);
     console.error(`  done: gate setting ${k + 1}`);
