@@ -24,7 +24,7 @@ export {
 } from "./signal-distributions.ts";
 export { attentionGrid, type AttentionMap, type AttentionGridOptions } from "./attention-grid.ts";
 export { attentionOverlay, OVERLAY_LEGEND_HEIGHT, type AttentionOverlayOptions } from "./attention-overlay.ts";
-export { repairLadder, netEffect, type RepairLadderRow, type RepairLadderOptions } from "./repair-ladder.ts";
+export { repairLadder, netEffect, netText, type RepairLadderRow, type RepairLadderOptions } from "./repair-ladder.ts";
 
 // Building blocks
 export { axisX, axisY, type AxisOptions } from "./marks/axis.ts";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { netEffect, repairLadder, type RepairLadderRow } from "./repair-ladder.ts";
+import { netEffect, netText, repairLadder, type RepairLadderRow } from "./repair-ladder.ts";
 import { walk, type SceneNode } from "./scene.ts";
 import { prettySvg, sceneProblems, svgProblems } from "./testing.ts";
 import { toSvg } from "./to-svg.ts";
@@ -65,6 +65,7 @@ describe("repairLadder", () => {
     expect(byKey.get("L2|self-consistency over paraphrases")!.width).toBe(0);
     expect(scene.table.rows[2]![6]).toBe("no change");
     expect(netEffect({ n: 210, fixed: 8, broken: 28 })).toBeCloseTo(-20 / 210, 12);
+    expect([netText(-20 / 210), netText(0), netText(16 / 210)]).toEqual(["−9.5 pts", "0 pts", "+7.6 pts"]);
   });
 
   it("writes the fixed and broken counts and the signed net change on each row", () => {

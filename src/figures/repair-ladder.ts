@@ -42,6 +42,15 @@ export function netEffect(row: { readonly n: number; readonly fixed: number; rea
   return row.n > 0 ? (row.fixed - row.broken) / row.n : Number.NaN;
 }
 
+/**
+ * A net effect as text, with no sign on zero (a repair that changed nothing neither helps nor harms).
+ *
+ * @example netText(0) // "0 pts"; netText(-20 / 210) // "−9.5 pts"
+ */
+export function netText(net: number): string {
+  return net === 0 ? "0 pts" : points(net);
+}
+
 const verdictOf = (net: number) =>
   !Number.isFinite(net) ? "not measured" : net > 0 ? "helps" : net < 0 ? "harms" : "no change";
 
@@ -141,7 +150,7 @@ export function repairLadder(rows: readonly RepairLadderRow[], options: RepairLa
     const d = p.datum;
     const what = verdictOf(d.net);
     const tip =
-      `${p.label}: ${what}, net ${points(d.net)} of ${count(d.n)} cases ` +
+      `${p.label}: ${what}, net ${netText(d.net)} of ${count(d.n)} cases ` +
       `(fixed ${count(d.fixed)}, broken ${count(d.broken)})` +
       (Number.isFinite(d.p) ? `, one-sided p ${pValue(d.p)}` : "") +
       (d.validated ? "; validated" : "; not validated");
@@ -209,7 +218,7 @@ export function repairLadder(rows: readonly RepairLadderRow[], options: RepairLa
         strokeWidth: 2,
         strokeDasharray: "3 2",
         tip:
-          `${p.label}: yes-bias control ${points(d.controlNet)} (fixed ${count(d.control!.fixed)}, broken ${count(d.control!.broken)})` +
+          `${p.label}: yes-bias control ${netText(d.controlNet)} (fixed ${count(d.control!.fixed)}, broken ${count(d.control!.broken)})` +
           (d.control!.beaten === undefined ? "" : d.control!.beaten ? "; the candidate beat it" : "; not beaten"),
       });
     children.push({
@@ -279,9 +288,9 @@ export function repairLadder(rows: readonly RepairLadderRow[], options: RepairLa
         count(d.n),
         count(d.fixed),
         count(d.broken),
-        points(d.net),
+        netText(d.net),
         verdictOf(d.net),
-        points(d.controlNet),
+        netText(d.controlNet),
         d.validated ? "yes" : "no",
       ]),
     },

@@ -14,7 +14,7 @@ import { attentionGrid } from "../figures/attention-grid.ts";
 import { attentionOverlay } from "../figures/attention-overlay.ts";
 import { forest, type ForestRow } from "../figures/forest.ts";
 import { count, decimal, duration, eValue, percent, points, pValue } from "../figures/format.ts";
-import { netEffect, repairLadder } from "../figures/repair-ladder.ts";
+import { netEffect, netText, repairLadder } from "../figures/repair-ladder.ts";
 import type { Scene } from "../figures/scene.ts";
 import { signalDistributions, type SignalDistribution } from "../figures/signal-distributions.ts";
 import type { Report, ReportEvidenceCase, ReportHypothesis, ReportRepair, ReportSignal } from "./schema.ts";
@@ -851,7 +851,7 @@ function repairsSection(report: Report, width: number): SectionView | undefined 
           numberCell(c.n, "count"),
           numberCell(c.fixed, "count"),
           numberCell(c.broken, "count"),
-          numberCell(netEffect(c), "points"),
+          { ...numberCell(netEffect(c), "points"), ...(netEffect(c) === 0 ? { text: netText(0) } : {}) },
           textCell(testUnit(c.test ?? "mcnemar", c.unit, c.clusters)),
           numberCell(c.p, "pValue"),
           numberCell(c.e, "eValue"),
