@@ -142,15 +142,54 @@ const isolation = {
   "Cross-Origin-Embedder-Policy": "require-corp",
 };
 
+/**
+ * The built app's Content Security Policy: scripts only from the app itself (no inline script, no eval;
+ * WebAssembly compiles for ONNX Runtime), connections only to the app, the Hugging Face hub (and its file
+ * CDN) and the loopback companion, images only from the app and from data:/blob: URLs the page made. Sent
+ * by `vite preview` (`npm start`) as a header, and written into the built index.html as a <meta> so a
+ * static host that sends no headers still enforces it (a <meta> cannot set frame-ancestors).
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "worker-src 'self' blob:",
+  "connect-src 'self' https://huggingface.co https://*.huggingface.co https://*.hf.co http://127.0.0.1:* http://localhost:*",
+  "img-src 'self' data: blob:",
+  // Svelte's style: directives and the figures set style attributes; styles cannot run code.
+  "style-src 'self' 'unsafe-inline'",
+  "font-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join("; ");
+
+/** Writes the CSP into the built index.html (not the dev server's: Vite's client injects inline scripts). */
+function contentSecurityPolicy(): Plugin {
+  return {
+    name: "evalrx:content-security-policy",
+    apply: "build",
+    transformIndexHtml: () => [
+      {
+        tag: "meta",
+        attrs: { "http-equiv": "Content-Security-Policy", content: CONTENT_SECURITY_POLICY },
+        injectTo: "head-prepend",
+      },
+    ],
+  };
+}
+
 const packageVersion = (
   JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { version: string }
 ).version;
 
 export default defineConfig({
-  plugins: [svelte(), onnxRuntimeAssets(), bundledModels()],
+  plugins: [svelte(), onnxRuntimeAssets(), bundledModels(), contentSecurityPolicy()],
   define: { __EVALRX_VERSION__: JSON.stringify(packageVersion) },
   server: { host: "localhost", headers: isolation },
-  preview: { host: "localhost", headers: isolation },
+  preview: {
+    host: "localhost",
+    headers: { ...isolation, "Content-Security-Policy": `${CONTENT_SECURITY_POLICY}; frame-ancestors 'none'` },
+  },
   // The extern-wasm build of onnxruntime-web does not make the bundler copy its wasm: `/ort/` serves it.
   resolve: { conditions: ["onnxruntime-web-use-extern-wasm", ...defaultClientConditions] },
   worker: { format: "es" },

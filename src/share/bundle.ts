@@ -12,10 +12,11 @@
  */
 import { strToU8, Unzip, UnzipInflate, zipSync, type Zippable } from "fflate";
 import { checkRunFile } from "../evals/run-file.ts";
-import { validateReport, type Report } from "../report/schema.ts";
+import type { Report } from "../report/schema.ts";
 import { fromBase64, sha256Hex, toBase64 } from "../store/codec.ts";
 import type { RunExport } from "../store/types.ts";
 import { ShareError } from "./errors.ts";
+import { checkReport } from "./payload.ts";
 
 export const BUNDLE_FORMAT = "evalrx-bundle";
 export const BUNDLE_VERSION = 1;
@@ -211,12 +212,7 @@ export function readBundle(bytes: Uint8Array, limits: BundleLimits = BUNDLE_LIMI
   if (manifest["kind"] === "report") {
     const raw = entries.get("report.json");
     if (!raw) throw new ShareError("schema", "the bundle says it holds a report, but has no report.json");
-    try {
-      return { kind: "report", report: validateReport(parseJson(raw, "report.json")) };
-    } catch (error) {
-      if (error instanceof ShareError) throw error;
-      throw new ShareError("schema", `the bundle's report.json: ${(error as Error).message}`, { cause: error });
-    }
+    return { kind: "report", report: checkReport(parseJson(raw, "report.json")) };
   }
   if (manifest["kind"] !== "run")
     throw new ShareError(

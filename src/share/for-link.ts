@@ -112,14 +112,15 @@ function sharedItem(item: ItemRecord): SharedItem {
 }
 
 /**
- * The link of a run (from its run file): its record, summary and every
- * item when they fit in `limit` characters, else the record and summary
- * alone (the per-case plan left out too); a `ShareError("too-big-for-link")`
- * when even that does not fit.
+ * The share of a run file: its record, its summary's numbers and, with
+ * `items`, every item (checks reduced to what a verdict needs); without
+ * items the plan (every case's id and hash) is left out too and the share
+ * says `omitted: ["items"]`. What a link of the run carries, and what the
+ * share page shows of a bundle's run.
  *
- * @example (await runLink(exported)).omitted // [] for a 600-case run, ["items"] for a 100k-case one
+ * @example runShare(exported, true).items!.length // 600
  */
-export async function runLink(exported: RunExport, limit = MAX_LINK_CHARS): Promise<LinkShare> {
+export function runShare(exported: RunExport, items: boolean): RunShare {
   const { run } = exported;
   // The summary's numbers only (its fingerprint repeats the plan's per-case hashes).
   const summary = parseRunSummary(JSON.parse(JSON.stringify(run.summary ?? null)));
@@ -133,33 +134,34 @@ export async function runLink(exported: RunExport, limit = MAX_LINK_CHARS): Prom
     startedAt: run.startedAt,
     ...(run.finishedAt ? { finishedAt: run.finishedAt } : {}),
   };
-  const withItems = (): RunShare => ({
-    format: SHARE_FORMAT,
-    version: SHARE_VERSION,
-    kind: "run",
-    omitted: [],
-    run: { ...record, config: { ...run.config } },
-    ...(summary ? { summary } : {}),
-    items: exported.items.map(sharedItem),
-  });
-  const without = (): RunShare => {
-    // Without items the plan (every case's id and hash) is detail too; the rest of the config stays.
-    const { cases: _cases, fingerprint: _fingerprint, ...config } = run.config as Record<string, unknown>;
+  const envelope = { format: SHARE_FORMAT, version: SHARE_VERSION, kind: "run" } as const;
+  if (items)
     return {
-      format: SHARE_FORMAT,
-      version: SHARE_VERSION,
-      kind: "run",
-      omitted: ["items"],
-      run: { ...record, config },
+      ...envelope,
+      omitted: [],
+      run: { ...record, config: { ...run.config } },
       ...(summary ? { summary } : {}),
+      items: exported.items.map(sharedItem),
     };
-  };
+  const { cases: _cases, fingerprint: _fingerprint, ...config } = run.config as Record<string, unknown>;
+  return { ...envelope, omitted: ["items"], run: { ...record, config }, ...(summary ? { summary } : {}) };
+}
+
+/**
+ * The link of a run (from its run file): its record, summary and every
+ * item when they fit in `limit` characters, else the record and summary
+ * alone (the per-case plan left out too); a `ShareError("too-big-for-link")`
+ * when even that does not fit.
+ *
+ * @example (await runLink(exported)).omitted // [] for a 600-case run, ["items"] for a 100k-case one
+ */
+export async function runLink(exported: RunExport, limit = MAX_LINK_CHARS): Promise<LinkShare> {
   const share = await firstThatFits(
     [
-      { omit: [], payload: withItems },
-      { omit: ["items"], payload: without },
+      { omit: [], payload: () => runShare(exported, true) },
+      { omit: ["items"], payload: () => runShare(exported, false) },
     ],
-    `run '${run.id}'`,
+    `run '${exported.run.id}'`,
     limit,
   );
   // What the reader will check, checked here first: a run whose items do not match its plan makes no link.

@@ -6,6 +6,7 @@ export {
   SHARE_FORMAT,
   SHARE_VERSION,
   OMISSIONS,
+  checkReport,
   checkSharePayload,
   parseRunSummary,
   runExportOf,
@@ -19,7 +20,7 @@ export {
   type SharedRunSummary,
 } from "./payload.ts";
 export { MAX_LINK_CHARS, MAX_SHARE_JSON_BYTES, SHARE_ROUTE, encodeShare, decodeShare, shareUrl } from "./link.ts";
-export { reportLink, runLink, type LinkShare } from "./for-link.ts";
+export { reportLink, runLink, runShare, type LinkShare } from "./for-link.ts";
 export {
   BUNDLE_EXTENSION,
   BUNDLE_FORMAT,

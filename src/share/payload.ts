@@ -5,7 +5,7 @@
  * before a page renders any of it (as text).
  */
 import * as v from "valibot";
-import { validateReport, type Report } from "../report/schema.ts";
+import { REPORT_VERSION, ReportSchema, type Report } from "../report/schema.ts";
 import { checkRunFile } from "../evals/run-file.ts";
 import type { ItemRecord, RunExport, RunRecord } from "../store/types.ts";
 import { ShareError } from "./errors.ts";
@@ -153,11 +153,51 @@ export interface RunShare {
 
 export type SharePayload = ReportShare | RunShare;
 
+/** A schema issue's place: its path, with keys that are not plain names shown as `[…]` (keys are payload too). */
+const place = (issue: v.BaseIssue<unknown>) =>
+  issue.path
+    ?.map((p) => (typeof p.key === "number" || /^[\w-]{1,60}$/.test(String(p.key)) ? String(p.key) : "[…]"))
+    .join(".") || "(top)";
+
+/** What a value is, in a word: a refusal names the kind it got, never the value (that is payload). */
+const kindOf = (x: unknown) =>
+  x === null ? "null" : Array.isArray(x) ? "a list" : typeof x === "object" ? "an object" : `a ${typeof x}`;
+
+/** A value from the payload as a refusal may quote it: a short plain word as JSON, anything else by its kind. */
+const shown = (x: unknown) => (typeof x === "string" && /^[\w.-]{0,40}$/.test(x) ? JSON.stringify(x) : kindOf(x));
+
+/**
+ * The first few schema issues in words: where, what was expected, what kind
+ * of value came. Never the value itself, so a refusal shows nothing of the
+ * payload it refused.
+ */
 function issues(result: { issues: readonly v.BaseIssue<unknown>[] }): string {
   return result.issues
     .slice(0, 4)
-    .map((issue) => `${issue.path?.map((p) => String(p.key)).join(".") || "(top)"}: ${issue.message}`)
+    .map((issue) =>
+      issue.kind === "schema"
+        ? `${place(issue)}: expected ${issue.expected ?? "another value"}, got ${kindOf(issue.input)}`
+        : `${place(issue)}: ${issue.message.replace(/ but received .*$/, "")}`,
+    )
     .join("; ");
+}
+
+/**
+ * A report read from untrusted data, checked against the report schema; the
+ * refusal names where and what was expected, not the value found.
+ *
+ * @example checkReport(JSON.parse(text)).hypotheses.length // 4
+ */
+export function checkReport(data: unknown): Report {
+  const version = (data as { version?: unknown } | null)?.version;
+  if (data && typeof data === "object" && version !== REPORT_VERSION)
+    throw new ShareError(
+      "version",
+      `the report is version ${typeof version === "number" ? version : kindOf(version)}; this EvalRx reads version ${REPORT_VERSION}`,
+    );
+  const parsed = v.safeParse(ReportSchema, data);
+  if (!parsed.success) throw new ShareError("schema", `the report does not match its schema: ${issues(parsed)}`);
+  return parsed.output;
 }
 
 /**
@@ -174,23 +214,16 @@ export function checkSharePayload(data: unknown): SharePayload {
   };
   if (!data || typeof data !== "object" || Array.isArray(data)) return schemaError("expected a JSON object");
   const d = data as Record<string, unknown>;
-  if (d["format"] !== SHARE_FORMAT)
-    return schemaError(`format is ${JSON.stringify(d["format"])}, expected "${SHARE_FORMAT}"`);
+  if (d["format"] !== SHARE_FORMAT) return schemaError(`format is ${shown(d["format"])}, expected "${SHARE_FORMAT}"`);
   if (d["version"] !== SHARE_VERSION)
     throw new ShareError(
       "version",
-      `this share is version ${JSON.stringify(d["version"])}; this EvalRx reads version ${SHARE_VERSION} (a newer EvalRx made it?)`,
+      `this share is version ${typeof d["version"] === "number" ? d["version"] : shown(d["version"])}; this EvalRx reads version ${SHARE_VERSION} (a newer EvalRx made it?)`,
     );
   if (d["kind"] === "report") {
     const parsed = v.safeParse(ReportEnvelope, d);
     if (!parsed.success) return schemaError(issues(parsed));
-    let report: Report;
-    try {
-      report = validateReport(parsed.output.report);
-    } catch (error) {
-      return schemaError((error as Error).message, error);
-    }
-    return { ...parsed.output, report };
+    return { ...parsed.output, report: checkReport(parsed.output.report) };
   }
   if (d["kind"] === "run") {
     const parsed = v.safeParse(RunEnvelope, d);
@@ -200,12 +233,16 @@ export function checkSharePayload(data: unknown): SharePayload {
       try {
         checkRunFile(runExportOf(share), `run '${share.run.id}'`);
       } catch (error) {
-        return schemaError((error as Error).message, error);
+        // The checks name the run and the case by id: kept when plain, else left out (ids are payload too).
+        const message = (error as Error).message.replace(/'([^']*)'/g, (quoted, id: string) =>
+          /^[\w.:-]{1,80}$/.test(id) ? quoted : "'…'",
+        );
+        return schemaError(message, error);
       }
     }
     return share;
   }
-  return schemaError(`kind is ${JSON.stringify(d["kind"])}, expected "report" or "run"`);
+  return schemaError(`kind is ${shown(d["kind"])}, expected "report" or "run"`);
 }
 
 /**

@@ -174,6 +174,15 @@ describe("share links", () => {
     const e1 = await refusal(decodeShare(await pack(badReport)));
     expect(e1.reason).toBe("schema");
     expect(e1.message).toContain("hypotheses");
+    const hostile = {
+      ...base,
+      kind: "report",
+      report: { ...demoReport(), hypotheses: "<img src=x onerror=alert(1)>" },
+    };
+    const e2 = await refusal(() => checkSharePayload(hostile));
+    expect(e2.message).toContain("hypotheses: expected Array, got a string");
+    expect(e2.message).not.toContain("<img");
+    expect((await refusal(() => checkSharePayload({ format: "<script>" }))).message).toContain("format is a string");
     const share = (await runLink(demoRunExport({ cases: 5 }))).payload as RunShare;
     const unplanned = { ...share, items: [{ ...share.items![0]!, caseId: "not-planned" }] };
     expect((await refusal(decodeShare(await pack(unplanned)))).message).toContain("a case the run did not plan");

@@ -67,7 +67,11 @@ function screenName(route: string): string {
   if (parts[0] === "runs" && parts.length === 3) return "run-case";
   if (parts[0] === "datasets" && parts.length === 2) return "dataset";
   if (parts[0] === "compare" && query) return "compare-two-runs";
-  return parts.join("-").replace(/[^\w-]+/g, "_");
+  // A share link's payload is kilobytes long: the name keeps its first characters (file names stop at 255 bytes).
+  return parts
+    .join("-")
+    .replace(/[^\w-]+/g, "_")
+    .slice(0, 60);
 }
 
 const out = resolve(values.out!);
