@@ -108,11 +108,13 @@ class Decoder(nn.Module):
     def head(self, hidden):
         return self.lm_head(self.norm(hidden))
 
-    def forward(self, inputs_embeds, attention_mask, position_ids, past, allowed=None):
+    def forward(self, inputs_embeds, attention_mask, position_ids, past, allowed=None, score_bias=None):
         """Returns logits, presents [(k, v)], attention probabilities per layer, hidden states (L+1).
 
         `allowed` [B, 1, S, T] (training only) replaces the causal x padding mask, e.g. to pack several
         questions about one image into one sequence, each seeing only the shared prefix and itself.
+        `score_bias` (broadcastable to [B, 1, S, T], training and measurement only, never exported) is added
+        to every layer's and head's pre-softmax scores: the attention_write intervention EvalRx applies.
         """
         b, s, _ = inputs_embeds.shape
         t = attention_mask.shape[1]
@@ -122,6 +124,8 @@ class Decoder(nn.Module):
             kj = torch.arange(t).unsqueeze(0)
             allowed = (kj <= qi).unsqueeze(0).unsqueeze(0) & (attention_mask.unsqueeze(1).unsqueeze(1) > 0)
         mask_add = (1.0 - allowed.float()) * MASK_VALUE
+        if score_bias is not None:
+            mask_add = mask_add + score_bias
         freqs = position_ids.unsqueeze(-1).float() * self.inv_freq
         emb = torch.cat([freqs, freqs], dim=-1)
         cos = emb.cos().unsqueeze(1)

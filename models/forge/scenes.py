@@ -91,7 +91,8 @@ def draw_shape(draw, shape, x, y, s, fill):
 
 
 def render(rng, objs, boxes):
-    """RGB uint8 array [H, W, 3] (noisy light background, jittered object colours) and a per-pixel object map."""
+    """RGB uint8 array [H, W, 3] (noisy light background, jittered object colours), a per-pixel object map,
+    and the background level g the noise was added to."""
     g = int(rng.randint(185, 236))
     bg = np.clip(g + rng.randint(-8, 9, size=(IMAGE_SIZE, IMAGE_SIZE, 1)), 0, 255).astype(np.uint8)
     img = Image.fromarray(np.repeat(bg, 3, axis=2))
@@ -102,7 +103,7 @@ def render(rng, objs, boxes):
         c = tuple(int(np.clip(v + rng.randint(-18, 19), 0, 255)) for v in COLOURS[colour])
         draw_shape(draw, shape, x, y, s, c)
         draw_shape(ldraw, shape, x, y, s, OBJECTS.index(o) + 1)
-    return np.asarray(img, dtype=np.uint8), np.asarray(labels, dtype=np.int64)
+    return np.asarray(img, dtype=np.uint8), np.asarray(labels, dtype=np.int64), g
 
 
 def patch_labels(label_map):
@@ -121,8 +122,8 @@ def patch_labels(label_map):
 def make_scene(rng, objs=None):
     objs = objs if objs is not None else sample_objects(rng)
     boxes = place(rng, objs)
-    pixels, labels = render(rng, objs, boxes)
-    return {"objects": objs, "boxes": boxes, "pixels": pixels, "patch_labels": patch_labels(labels)}
+    pixels, labels, background = render(rng, objs, boxes)
+    return {"objects": objs, "boxes": boxes, "pixels": pixels, "patch_labels": patch_labels(labels), "background": background}
 
 
 def caption(scene):
