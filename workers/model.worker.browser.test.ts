@@ -133,7 +133,7 @@ describe("the model worker on WebGPU (SwiftShader here)", () => {
     } finally {
       client.terminate();
     }
-  });
+  }, 360_000); // SwiftShader runs WebGPU on the CPU: minutes on a busy 2-core machine
 });
 
 describe("a model worker that dies", () => {

@@ -62,7 +62,7 @@ it("runs an eval in the page with progress, cancels it, resumes it after a reloa
   await page.goto(`${harness.url}#/runs`);
   await page.getByTestId("eval-dataset").selectOption("pope");
   // A yes/no dataset: the form suggests the POPE-style evaluator (and only it).
-  await expect.poll(() => page.getByTestId("evaluator-yesNo").isChecked()).toBe(true);
+  await expect.poll(() => page.getByTestId("evaluator-yesNo").isChecked(), { timeout: 30_000 }).toBe(true);
   expect(await page.getByTestId("evaluator-exact").isChecked()).toBe(false);
   await page.getByTestId("eval-sample").fill("50");
   await page.getByTestId("eval-repeats").fill("2");
@@ -71,7 +71,9 @@ it("runs an eval in the page with progress, cancels it, resumes it after a reloa
   await page.getByTestId("eval-seed").fill("1");
   await page.getByTestId("eval-name").fill("pope-e2e");
   await page.getByText("are not independent: cluster the intervals").click();
-  await expect.poll(() => page.getByTestId("eval-plan").textContent()).toContain("50 cases × 2 repeats = 100 trials");
+  await expect
+    .poll(() => page.getByTestId("eval-plan").textContent(), { timeout: 30_000 })
+    .toContain("50 cases × 2 repeats = 100 trials");
   await page.getByTestId("start-eval").click();
 
   // Progress, then Cancel part way.
@@ -125,7 +127,9 @@ it("runs an eval in the page with progress, cancels it, resumes it after a reloa
   // The page shows the same numbers the CLI printed.
   await page.goto(`${harness.url}#/runs/${encodeURIComponent(runId)}`);
   const passRow = page.getByTestId("run-metrics").locator('tr[data-metric="pass"]');
-  await expect.poll(() => passRow.textContent()).toContain(`${(cli.summary.pass.mean * 100).toFixed(1)}%`);
+  await expect
+    .poll(() => passRow.textContent(), { timeout: 30_000 })
+    .toContain(`${(cli.summary.pass.mean * 100).toFixed(1)}%`);
 
   expect(errors).toEqual([]);
   expect(harness.foreignRequests).toEqual([]);
