@@ -3,7 +3,8 @@ import { defineConfig } from "vitest/config";
 import { svelte } from "@sveltejs/vite-plugin-svelte";
 import { playwright } from "@vitest/browser-playwright";
 import { spawn } from "node:child_process";
-import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from "node:zlib";
 import { dirname, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
@@ -178,12 +179,78 @@ function contentSecurityPolicy(): Plugin {
   };
 }
 
+/** Built files worth compressing ahead of time: the wasm runtime and the bundled models (megabytes each). */
+const PRECOMPRESSED = /^(ort\/.*\.(wasm|mjs)|models\/.*\.(onnx|json))$/;
+const CONTENT_TYPES: Record<string, string> = {
+  wasm: "application/wasm",
+  mjs: "text/javascript",
+  onnx: "application/octet-stream",
+  json: "application/json",
+};
+
+/**
+ * Delivery: writes `.br` and `.gz` beside every built wasm and model file (once, at build time), and has
+ * `vite preview` answer a request for one with the precompressed file and its `Content-Encoding`, an ETag
+ * (so a second visit gets 304s), and `Cache-Control: immutable` for Vite's hashed `assets/`. A static host
+ * does the same with its own precompressed-file setting (see README, Serving the app elsewhere).
+ */
+function precompressedDelivery(): Plugin {
+  let outDir = "dist";
+  return {
+    name: "evalrx:precompressed-delivery",
+    configResolved(config) {
+      outDir = resolve(config.root, config.build.outDir);
+    },
+    writeBundle(_options, bundle) {
+      for (const name of Object.keys(bundle)) {
+        if (!PRECOMPRESSED.test(name)) continue;
+        const bytes = readFileSync(join(outDir, name));
+        if (bytes.length < 1024) continue;
+        writeFileSync(join(outDir, `${name}.gz`), gzipSync(bytes, { level: 6 }));
+        writeFileSync(
+          join(outDir, `${name}.br`),
+          brotliCompressSync(bytes, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } }),
+        );
+      }
+    },
+    configurePreviewServer(server) {
+      const root = resolve(server.config.root, server.config.build.outDir);
+      server.middlewares.use((req, res, next) => {
+        const path = decodeURIComponent((req.url ?? "").split("?")[0]!).replace(/^\/+/, "");
+        if (path.startsWith("assets/")) res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+        if (!PRECOMPRESSED.test(path) || path.split("/").includes("..")) return next();
+        const accepts = String(req.headers["accept-encoding"] ?? "");
+        const encoding = /\bbr\b/.test(accepts) ? "br" : /\bgzip\b/.test(accepts) ? "gzip" : undefined;
+        const file = join(root, path);
+        const packed = encoding && `${file}.${encoding === "br" ? "br" : "gz"}`;
+        if (!packed || !existsSync(packed) || !existsSync(file)) return next();
+        const stat = statSync(packed);
+        const etag = `"${encoding}-${stat.size.toString(36)}-${stat.mtimeMs.toString(36)}"`;
+        for (const [key, value] of Object.entries(isolation)) res.setHeader(key, value);
+        res.setHeader("Content-Security-Policy", CONTENT_SECURITY_POLICY);
+        res.setHeader("Vary", "Accept-Encoding");
+        res.setHeader("ETag", etag);
+        res.setHeader("Cache-Control", "no-cache");
+        if (req.headers["if-none-match"] === etag) {
+          res.statusCode = 304;
+          res.end();
+          return;
+        }
+        res.setHeader("Content-Type", CONTENT_TYPES[path.split(".").pop()!] ?? "application/octet-stream");
+        res.setHeader("Content-Encoding", encoding);
+        res.setHeader("Content-Length", String(stat.size));
+        createReadStream(packed).pipe(res);
+      });
+    },
+  };
+}
+
 const packageVersion = (
   JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { version: string }
 ).version;
 
 export default defineConfig({
-  plugins: [svelte(), onnxRuntimeAssets(), bundledModels(), contentSecurityPolicy()],
+  plugins: [svelte(), onnxRuntimeAssets(), bundledModels(), contentSecurityPolicy(), precompressedDelivery()],
   define: { __EVALRX_VERSION__: JSON.stringify(packageVersion) },
   server: { host: "localhost", headers: isolation },
   preview: {
