@@ -250,6 +250,7 @@ try {
   line("  dataset version (same cases on both sides)", `${datasetVersion(cases)} · ${caseHash(cases[0]!)}`);
   await (await import("./investigate.bench.ts")).benchInvestigate(harness, line);
   await (await import("./report-render.bench.ts")).benchReportRender(harness, line);
+  await (await import("./delivery.bench.ts")).benchDelivery(harness, line);
   if (errors.length) console.log(`page errors: ${errors.join(" | ")}`);
   if (harness.foreignRequests.length)
     console.log(`requests that left the machine: ${harness.foreignRequests.join(", ")}`);
