@@ -268,6 +268,7 @@ function adapterOf(choice: BackendChoice): string | undefined {
 /** The engine "auto" means until the check has run: never WebGPU unmeasured. */
 const PROVISIONAL: BackendChoice = {
   device: "wasm",
+  provisional: true,
   reason:
     "WASM for now: the engine check (a reference forward on WASM and on WebGPU) has not finished; WebGPU is used only once measured faster and trusted",
 };

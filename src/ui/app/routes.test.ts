@@ -24,7 +24,16 @@ describe("parseRoute", () => {
       dataset: "pope",
       caseId: "c1",
     });
+    expect(parseRoute("#/investigate")).toEqual({ page: "investigate" });
+    expect(parseRoute("#/investigate/inv%2F1")).toEqual({ page: "investigate", id: "inv/1" });
     expect(parseRoute("#/settings")).toEqual({ page: "settings" });
+    expect(parseRoute("#/share")).toEqual({ page: "share" });
+    expect(parseRoute("#/share/1.rVbb-_x")).toEqual({ page: "share", payload: "1.rVbb-_x" });
+    expect(parseRoute("#/report")).toEqual({ page: "report" });
+    expect(parseRoute("#/report/investigate-0c62da0605d0-s1")).toEqual({
+      page: "report",
+      id: "investigate-0c62da0605d0-s1",
+    });
   });
 
   it("names what it could not read", () => {
@@ -33,6 +42,9 @@ describe("parseRoute", () => {
     expect(parseRoute("#/runs/a/b/c")).toEqual({ page: "not-found", path: "/runs/a/b/c" });
     expect(parseRoute("#/runs/%E0%A4%A")).toEqual({ page: "not-found", path: "/runs/%E0%A4%A" });
     expect(parseRoute("#models")).toEqual({ page: "not-found", path: "models" });
+    expect(parseRoute("#/report/a/b")).toEqual({ page: "not-found", path: "/report/a/b" });
+    expect(parseRoute("#/investigate/a/b")).toEqual({ page: "not-found", path: "/investigate/a/b" });
+    expect(parseRoute("#/share/1.a/b")).toEqual({ page: "not-found", path: "/share/1.a/b" });
   });
 
   it("drops a tolerance that is not a share in [0, 1)", () => {
@@ -59,7 +71,10 @@ describe("href", () => {
       },
       { requiredKeys: ["page"] },
     ),
+    fc.record({ page: fc.constant("investigate" as const), id }, { requiredKeys: ["page"] }),
     fc.record({ page: fc.constant("playground" as const), dataset: id, caseId: id }, { requiredKeys: ["page"] }),
+    fc.record({ page: fc.constant("report" as const), id }, { requiredKeys: ["page"] }),
+    fc.record({ page: fc.constant("share" as const), payload: id }, { requiredKeys: ["page"] }),
   );
 
   it("writes what parseRoute reads back, for any id", () => {
@@ -72,6 +87,7 @@ describe("href", () => {
 
   it("encodes ids that hold slashes, spaces and query characters", () => {
     expect(href({ page: "runs", id: "a/b?c" })).toBe("#/runs/a%2Fb%3Fc");
+    expect(href({ page: "report", id: "r 1/x" })).toBe("#/report/r%201%2Fx");
     expect(href({ page: "compare", baseline: "a&b", candidate: "c" })).toBe("#/compare?baseline=a%26b&candidate=c");
   });
 

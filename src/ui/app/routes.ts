@@ -9,8 +9,11 @@
  *   #/datasets[/<id>]           datasets, or one dataset's cases
  *   #/runs[/<id>[/<case>]]      runs, one run, or one case of a run
  *   #/compare?baseline=A&candidate=B[&tolerance=0.03]
+ *   #/report[/<id>]             open a report.json, or read a stored report
+ *   #/investigate[/<id>]        start an investigation (M1→M5), or follow one
  *   #/playground                one question to one model
  *   #/settings                  engine, defaults, storage
+ *   #/share[/<payload>]         a shared report or run carried in the link itself (read-only), or open a bundle
  *
  * Path segments and query values are URI-encoded, so ids may hold any character.
  */
@@ -27,8 +30,11 @@ export type Route =
       readonly candidate?: string;
       readonly tolerance?: number;
     }
+  | { readonly page: "investigate"; readonly id?: string }
+  | { readonly page: "report"; readonly id?: string }
   | { readonly page: "playground"; readonly dataset?: string; readonly caseId?: string }
   | { readonly page: "settings" }
+  | { readonly page: "share"; readonly payload?: string }
   | { readonly page: "not-found"; readonly path: string };
 
 export type PageName = Route["page"];
@@ -54,6 +60,24 @@ export const ROUTES: readonly {
     pattern: "#/compare?baseline=<id>&candidate=<id>",
     title: "Compare",
     about: "two runs side by side, gated like CI",
+  },
+  {
+    page: "investigate",
+    pattern: "#/investigate[/<id>]",
+    title: "Investigate",
+    about: "why the model fails: the loop M1→M5, live",
+  },
+  {
+    page: "report",
+    pattern: "#/report[/<id>]",
+    title: "Reports",
+    about: "open a report.json from the CLI, or read a stored investigation's report",
+  },
+  {
+    page: "share",
+    pattern: "#/share[/<payload>]",
+    title: "Shared",
+    about: "a report or run someone sent you: open their link, or their bundle file",
   },
   {
     page: "playground",
@@ -125,6 +149,16 @@ export function parseRoute(hash: string): Route {
         ...(t !== undefined && Number.isFinite(t) && t >= 0 && t < 1 ? { tolerance: t } : {}),
       };
     }
+    case "investigate":
+      if (rest.length > 1 || rest[0] === "") return notFound;
+      return rest[0] === undefined ? { page: "investigate" } : { page: "investigate", id: rest[0] };
+    case "report":
+      if (rest.length > 1 || rest[0] === "") return notFound;
+      return rest[0] === undefined ? { page: "report" } : { page: "report", id: rest[0] };
+    case "share":
+      // The payload is the link's data (base64url), checked by the share page, not here.
+      if (rest.length > 1 || rest[0] === "") return notFound;
+      return rest[0] === undefined ? { page: "share" } : { page: "share", payload: rest[0] };
     case "playground":
       if (!none) return notFound;
       return {
@@ -164,8 +198,14 @@ export function href(route: Route): string {
       return `#/runs/${e(route.id)}${route.caseId === undefined ? "" : `/${e(route.caseId)}`}`;
     case "compare":
       return `#/compare${query({ baseline: route.baseline, candidate: route.candidate, tolerance: route.tolerance })}`;
+    case "investigate":
+      return route.id === undefined ? "#/investigate" : `#/investigate/${e(route.id)}`;
+    case "report":
+      return route.id === undefined ? "#/report" : `#/report/${e(route.id)}`;
     case "playground":
       return `#/playground${query({ dataset: route.dataset, case: route.caseId })}`;
+    case "share":
+      return route.payload === undefined ? "#/share" : `#/share/${e(route.payload)}`;
     case "not-found":
       return `#${route.path}`;
   }
