@@ -58,6 +58,30 @@ async function settled(page: Page): Promise<void> {
     .catch(() => console.log(`  (still busy after a minute: ${page.url()})`));
 }
 
+/** Writes the page, once settled, as `<name>.png`, and says when it is wider than the window. */
+async function shoot(page: Page, name: string): Promise<void> {
+  await settled(page);
+  await page.waitForTimeout(Number(values.wait));
+  const file = join(out, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+  console.log(`${page.url().replace(/^[^#]*/, "")} → ${file}${wide ? "  (WIDER THAN THE WINDOW)" : ""}`);
+}
+
+/** Runs a 200-case investigation (ceiling L1) through the page's form; returns its id once finished. */
+async function investigate(page: Page, url: string): Promise<string> {
+  await page.goto(`${url}#/investigate`);
+  await page.getByTestId("investigate-dataset").selectOption("pope");
+  await page.getByTestId("investigate-sample").fill("200");
+  await page.getByTestId("investigate-seed").fill("3");
+  await page.getByTestId("investigate-holdout").fill("0.4");
+  await page.getByTestId("investigate-ceiling").selectOption("L1");
+  await page.getByTestId("investigate-plan").filter({ hasText: "200 cases" }).waitFor();
+  await page.getByTestId("start-investigation").click();
+  await page.getByTestId("investigation-finished").waitFor({ timeout: 900_000 });
+  return decodeURIComponent(page.url().replace(/^.*#\/investigate\//, ""));
+}
+
 /** A file name per screen: `library`, `runs`, `run`, `run-case`, `dataset`, `compare-two-runs`, … */
 function screenName(route: string): string {
   const [path = "", query] = route.replace(/^#\/?/, "").split("?");
@@ -113,13 +137,20 @@ try {
   }
   for (const route of routes) {
     await page.goto(`${harness.url}${route}`);
-    await settled(page);
-    await page.waitForTimeout(Number(values.wait));
-    const name = screenName(route);
-    const file = join(out, `${name}.png`);
-    await page.screenshot({ path: file, fullPage: true });
-    const wide = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
-    console.log(`${route} → ${file}${wide ? "  (WIDER THAN THE WINDOW)" : ""}`);
+    await shoot(page, screenName(route));
+  }
+  if (values.seed) {
+    // Screens that need a person's actions first: one answer explained, one investigation and its report.
+    await page.goto(`${harness.url}#/playground?dataset=pope`);
+    await page.getByTestId("pg-case").first().click();
+    await page.getByTestId("pg-intervened-answer").waitFor({ timeout: 300_000 });
+    await shoot(page, "playground-explained");
+    const id = await investigate(page, harness.url);
+    await page.getByTestId("stage-rail").locator('[data-stage="M2"]').click();
+    await shoot(page, "investigation");
+    await page.goto(`${harness.url}#/report/${encodeURIComponent(id)}`);
+    await page.getByTestId("report-end").waitFor({ timeout: 120_000 });
+    await shoot(page, "report");
   }
   if (errors.length) console.log(`page errors:\n${errors.join("\n")}`);
   if (harness.foreignRequests.length) console.log(`foreign requests: ${harness.foreignRequests.join(", ")}`);
