@@ -51,6 +51,7 @@ async function settled(page: Page): Promise<void> {
     .waitForFunction(
       () =>
         document.querySelectorAll('progress, [role="progressbar"]').length === 0 &&
+        !document.body.innerText.includes("Drawing the report") &&
         [...document.images].every((image) => image.complete),
       undefined,
       { timeout: 60_000, polling: 250 },
@@ -60,6 +61,15 @@ async function settled(page: Page): Promise<void> {
 
 /** Writes the page, once settled, as `<name>.png`, and says when it is wider than the window. */
 async function shoot(page: Page, name: string): Promise<void> {
+  await settled(page);
+  // What draws as it comes into view (the report's attention overlays) is drawn before the full-page shot.
+  await page.evaluate(async () => {
+    for (let y = 0; y < document.documentElement.scrollHeight; y += window.innerHeight / 2) {
+      window.scrollTo(0, y);
+      await new Promise((done) => setTimeout(done, 120));
+    }
+    window.scrollTo(0, 0);
+  });
   await settled(page);
   await page.waitForTimeout(Number(values.wait));
   const file = join(out, `${name}.png`);
