@@ -86,16 +86,18 @@ it("the request guard sees and blocks requests to other hosts, from the page and
   const page = await harness.context.newPage();
   await page.goto(harness.url);
   const before = harness.foreignRequests.length;
+  // The app's CSP already refuses most hosts before a request is made; the hub is one it allows, so a request
+  // to it reaches the network layer, where the harness's guard must see and block it.
   await page.evaluate(async () => {
-    await fetch("https://example.com/from-page").catch(() => undefined);
-    const source = 'fetch("https://example.com/from-worker").catch(() => 0).then(() => postMessage("done"));';
+    await fetch("https://huggingface.co/from-page").catch(() => undefined);
+    const source = 'fetch("https://huggingface.co/from-worker").catch(() => 0).then(() => postMessage("done"));';
     const worker = new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })));
     await new Promise((resolve) => worker.addEventListener("message", resolve));
     worker.terminate();
   });
   expect(harness.foreignRequests.slice(before).sort()).toEqual([
-    "https://example.com/from-page",
-    "https://example.com/from-worker",
+    "https://huggingface.co/from-page",
+    "https://huggingface.co/from-worker",
   ]);
   harness.foreignRequests.splice(before);
 });
