@@ -120,12 +120,15 @@ export class RunDetailState {
     try {
       const detail = await this.#app.stats.api.runCase(this.#app.store.db, this.runId, caseId);
       this.detail = detail;
+      // A stored case names its image by content hash (`sha256:<hex>` or the bare hex), or carries a data URL.
       const ref = detail.stored?.input.image;
-      if (ref?.startsWith("sha256:")) {
+      if (ref?.startsWith("data:")) this.image = ref;
+      else if (ref) {
         const store = await this.#app.store.ready;
-        const image = await store.getImage(ref);
-        if (image) this.image = URL.createObjectURL(new Blob([image.bytes as BlobPart], { type: image.type }));
-      } else if (ref?.startsWith("data:")) this.image = ref;
+        const image = await store.getImage(ref).catch(() => undefined);
+        if (image && this.detail === detail)
+          this.image = URL.createObjectURL(new Blob([image.bytes as BlobPart], { type: image.type }));
+      }
     } catch (error) {
       this.detailFailure = errorText(error);
     }

@@ -130,6 +130,16 @@ it("runs an eval in the page with progress, cancels it, resumes it after a reloa
   await expect
     .poll(() => passRow.textContent(), { timeout: 30_000 })
     .toContain(`${(cli.summary.pass.mean * 100).toFixed(1)}%`);
+  // One case whole, with its image from the store; it stays (the case is opened once, not again and again).
+  const firstCase = pageRun.items[0]!.caseId;
+  await page.goto(`${harness.url}#/runs/${encodeURIComponent(runId)}/${encodeURIComponent(firstCase)}`);
+  const image = page.getByTestId("case-detail").locator("img");
+  await expect
+    .poll(() => image.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth), { timeout: 30_000 })
+    .toBeGreaterThan(0);
+  const src = await image.getAttribute("src");
+  await page.waitForTimeout(1000);
+  expect(await image.getAttribute("src")).toBe(src);
 
   expect(errors).toEqual([]);
   expect(harness.foreignRequests).toEqual([]);
