@@ -1,7 +1,7 @@
 /**
  * Screenshots of every page of the built app at 1280×900 in the system
  * Chromium — for the README and for looking at what a person sees:
- * `npm run screenshots [-- --out DIR] [--seed] [route ...]`. With `--seed` the
+ * `npm run screenshots [-- --out DIR] [--seed] [--max-height PX] [route ...]`. With `--seed` the
  * page first adds the demo datasets and runs two small evals through its own
  * forms, so the pages show data; the routes then include a run, a case, a
  * dataset and the comparison of the two runs.
@@ -17,6 +17,7 @@ const { values, positionals } = parseArgs({
     out: { type: "string", default: "tmp/screens" },
     wait: { type: "string", default: "1500" },
     seed: { type: "boolean", default: false },
+    "max-height": { type: "string" },
   },
   allowPositionals: true,
 });
@@ -73,7 +74,9 @@ async function shoot(page: Page, name: string): Promise<void> {
   await settled(page);
   await page.waitForTimeout(Number(values.wait));
   const file = join(out, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  const cut = values["max-height"] ? Math.min(height, Number(values["max-height"])) : height;
+  await page.screenshot({ path: file, fullPage: true, clip: { x: 0, y: 0, width: 1280, height: cut } });
   const wide = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
   console.log(`${page.url().replace(/^[^#]*/, "")} → ${file}${wide ? "  (WIDER THAN THE WINDOW)" : ""}`);
 }
