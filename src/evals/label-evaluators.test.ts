@@ -2,8 +2,9 @@ import { expect, it } from "vitest";
 import type { FailureCase } from "../core/index.ts";
 import { labelEvaluators } from "./label-evaluators.ts";
 
+let made = 0;
 const make = (expected: unknown, meta: Record<string, unknown> = {}): FailureCase => ({
-  id: String(Math.random()),
+  id: `case-${made++}`,
   input: { prompt: "q" },
   expected,
   tags: [],

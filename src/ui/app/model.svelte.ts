@@ -10,6 +10,7 @@ import type {
   RuntimeStatus,
   WorkerLoadOptions,
 } from "../../../workers/model.worker.ts";
+import { listSpecs } from "../../models/specs/index.ts";
 import { errorText } from "./errors.ts";
 import { ModelFolders, type StoredFolder } from "./model-folders.ts";
 import {
@@ -86,6 +87,20 @@ export class ModelService {
   loadedSource = $state.raw<ModelSource | undefined>();
   /** `sourceName` of the loaded model (with `#transformers` when loaded through transformers.js). */
   loadedName = $state<string | undefined>();
+
+  /** What a form offers to run: the bundled models, and the loaded model when it is another one. */
+  get offered(): readonly { readonly value: string; readonly label: string; readonly source: ModelSource }[] {
+    const options = listSpecs().map((s) => ({
+      value: `bundled:${s.key}`,
+      label: `${s.key} (bundled)`,
+      source: { kind: "bundled", key: s.key } as ModelSource,
+    }));
+    const loaded = this.status;
+    const source = this.loadedSource;
+    if (loaded && source && !options.some((o) => o.value === sourceName(source)))
+      options.push({ value: sourceName(source), label: `${loaded.key} (loaded)`, source });
+    return options;
+  }
   /** What is loading now, with its progress. */
   loading = $state.raw<LoadingState | undefined>();
   failure = $state<string | undefined>();

@@ -1,15 +1,12 @@
 import type { DatasetFacets } from "../../../../workers/run-tables.ts";
 import { INVESTIGATION_KIND, latestAttempt, writerLockId } from "../../../../workers/investigate-job.ts";
-import type { ModelSource } from "../../../../workers/model.worker.ts";
 import type { RunEvent } from "../../../agent/events.ts";
 import { stageLine } from "../../../agent/progress.ts";
-import { listSpecs } from "../../../models/specs/index.ts";
 import type { RunHead } from "../../../store/heads.ts";
 import type { AppServices } from "../../app/context.ts";
 import { errorText } from "../../app/errors.ts";
 import { href, type Route } from "../../app/routes.ts";
 import type { InvestigationLive, ModelChoice } from "../../app/jobs.svelte.ts";
-import { sourceName } from "../../app/model.svelte.ts";
 import {
   DEFAULT_INVESTIGATE_FIELDS,
   fieldText,
@@ -80,16 +77,7 @@ export class InvestigateFormState {
 
   /** Bundled models, and the model loaded in the worker when it is another one. */
   get modelOptions(): readonly ModelOption[] {
-    const options: ModelOption[] = listSpecs().map((s) => ({
-      value: `bundled:${s.key}`,
-      label: `${s.key} (bundled)`,
-      choice: { source: { kind: "bundled", key: s.key } as ModelSource },
-    }));
-    const loaded = this.#app.models.status;
-    const source = this.#app.models.loadedSource;
-    if (loaded && source && !options.some((o) => o.value === sourceName(source)))
-      options.push({ value: sourceName(source), label: `${loaded.key} (loaded)`, choice: { source } });
-    return options;
+    return this.#app.models.offered.map(({ value, label, source }) => ({ value, label, choice: { source } }));
   }
 
   /** The plan the form describes, or the reason it is not one yet. */

@@ -3,7 +3,6 @@ import type { Explanation, Intervention } from "../../../../workers/explain.ts";
 import type { ModelSource } from "../../../../workers/model.worker.ts";
 import type { QueryResult } from "../../../../workers/data-view.ts";
 import { decodeDataUrl, sniffImage } from "../../../datasets/images.ts";
-import { listSpecs } from "../../../models/specs/index.ts";
 import type { StoredCase } from "../../../store/types.ts";
 import type { AppServices } from "../../app/context.ts";
 import { errorText } from "../../app/errors.ts";
@@ -93,16 +92,7 @@ export class PlaygroundState {
 
   /** Bundled models and the loaded one; the default is the loaded model, else tiny-vlm. */
   get modelOptions(): readonly { value: string; label: string; source: ModelSource }[] {
-    const options = listSpecs().map((s) => ({
-      value: `bundled:${s.key}`,
-      label: `${s.key} (bundled)`,
-      source: { kind: "bundled", key: s.key } as ModelSource,
-    }));
-    const loaded = this.#app.models.status;
-    const source = this.#app.models.loadedSource;
-    if (loaded && source && !options.some((o) => o.value === sourceName(source)))
-      options.push({ value: sourceName(source), label: `${loaded.key} (loaded)`, source });
-    return options;
+    return this.#app.models.offered;
   }
 
   get modelValue(): string {

@@ -1,11 +1,9 @@
 import type { DatasetFacets } from "../../../../workers/run-tables.ts";
-import type { ModelSource } from "../../../../workers/model.worker.ts";
 import type { EvalConfig } from "../../../evals/config.ts";
 import { listSpecs } from "../../../models/specs/index.ts";
 import type { AppServices } from "../../app/context.ts";
 import { errorText } from "../../app/errors.ts";
 import type { ModelChoice } from "../../app/jobs.svelte.ts";
-import { sourceName } from "../../app/model.svelte.ts";
 import { DEFAULT_FIELDS, fieldText, fieldsOf, formConfig, pageConfig, type EvalFormFields } from "./eval-form.ts";
 
 /** A model the form offers: its name in the list and how the worker loads it. */
@@ -38,16 +36,7 @@ export class EvalFormState {
 
   /** Bundled models, and the model loaded in the worker when it is another one. */
   get modelOptions(): readonly ModelOption[] {
-    const options: ModelOption[] = listSpecs().map((s) => ({
-      value: `bundled:${s.key}`,
-      label: `${s.key} (bundled)`,
-      choice: { source: { kind: "bundled", key: s.key } as ModelSource },
-    }));
-    const loaded = this.#app.models.status;
-    const source = this.#app.models.loadedSource;
-    if (loaded && source && !options.some((o) => o.value === sourceName(source)))
-      options.push({ value: sourceName(source), label: `${loaded.key} (loaded)`, choice: { source } });
-    return options;
+    return this.#app.models.offered.map(({ value, label, source }) => ({ value, label, choice: { source } }));
   }
 
   get modelChoice(): ModelOption | undefined {
