@@ -3,7 +3,7 @@
 // being written), a second writer started beside it, its disk filled mid-run; every time checked against an
 // uninterrupted run: nothing lost, nothing judged twice, the same result.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -199,17 +199,17 @@ describe.skipIf(!haveModel)("fault injection: evalrx investigate", () => {
 
   it("a second investigate on the same --out is refused while the first runs", async () => {
     const out = join(work, "inv-two");
-    const first = startCli([...args, "--out", out]);
-    let rival: Awaited<ReturnType<typeof runCli>> | undefined;
-    await killWhen({ ...first, kill: () => undefined }, async () => {
-      if (!existsSync(join(out, "events.jsonl"))) return false;
-      rival = await runCli([...args, "--out", out]);
-      return true;
-    });
+    // The first waits just before its report, holding the folder, until the rival has been answered.
+    const first = startCli([...args, "--out", out], { env: { EVALRX_FAULT_AT: "report-write:pause" } });
+    let ended = false;
+    void first.done.then(() => (ended = true));
+    while (!ended && !existsSync(join(out, ".evalrx-fault-paused"))) await new Promise((go) => setTimeout(go, 20));
+    const rival = await runCli([...args, "--out", out]);
+    writeFileSync(join(out, ".evalrx-fault-resume"), "");
     const done = await first.done;
     expect(done.code, done.err).toBe(0);
-    expect(rival!.code).toBe(3);
-    expect(rival!.err).toMatch(/the output folder .*inv-two already has a writer: process \d+ on host/);
+    expect(rival.code, rival.err).toBe(3);
+    expect(rival.err).toMatch(/the output folder .*inv-two already has a writer: process \d+ on host/);
     expect(decisions(readReport(out)!)).toEqual(reference);
   }, 120_000);
 });

@@ -1,4 +1,4 @@
-import { closeSync, openSync, statfsSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, statfsSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 /** The largest filesystem a `fill` fault may fill: a test's small tmpfs, never a real disk. */
@@ -14,6 +14,11 @@ const FILLABLE_BYTES = 64 * 1024 * 1024;
  *   (a file `.evalrx-fault-filler` grows until the disk is full) and the
  *   process goes on into a real full disk. Refused on a filesystem over
  *   64 MB: it is for a test's small tmpfs.
+ * - `EVALRX_FAULT_AT=<name>:pause` (only where {@link faultPause} is
+ *   awaited): the process writes `dir/.evalrx-fault-paused` and waits, its
+ *   event loop (and so its lock's heartbeat) running, until
+ *   `dir/.evalrx-fault-resume` exists: a rival can be started while this one
+ *   is known to be mid-run, however slowly either starts.
  *
  * Without the variable it does nothing.
  *
@@ -23,6 +28,14 @@ export function faultPoint(name: string, dir?: string): void {
   const at = process.env["EVALRX_FAULT_AT"];
   if (at === name) process.kill(process.pid, "SIGKILL");
   if (at === `${name}:fill` && dir !== undefined) fillDisk(dir);
+}
+
+/** {@link faultPoint}, and the `<name>:pause` fault: waits at this point until the test lets it go on. */
+export async function faultPause(name: string, dir: string): Promise<void> {
+  faultPoint(name, dir);
+  if (process.env["EVALRX_FAULT_AT"] !== `${name}:pause`) return;
+  writeFileSync(join(dir, ".evalrx-fault-paused"), String(process.pid));
+  while (!existsSync(join(dir, ".evalrx-fault-resume"))) await new Promise((done) => setTimeout(done, 50));
 }
 
 function fillDisk(dir: string): void {

@@ -28,7 +28,7 @@ import { FileLock } from "../../store/lock.node.ts";
 import type { Command } from "../cli.ts";
 import { confinedReader, modelImage, portablePath, readRegularFile } from "../confined.ts";
 import { numberOption, parseCommandArgs } from "../eval-runs.ts";
-import { faultPoint } from "../faults.ts";
+import { faultPause, faultPoint } from "../faults.ts";
 import { codeVersion } from "./version.ts";
 
 const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/pope.jsonl] [-q "What predicts the hallucinations?"]
@@ -339,7 +339,7 @@ export const command: Command = {
           if (done % 40 === 0 || done === total) say(`M1 probe     ${done}/${total} cases probed`);
         },
       });
-      faultPoint("report-write", out);
+      await faultPause("report-write", out);
       const paths = writeReportFiles(out, report);
       faultPoint("report-written");
       // Only now, with the report on disk, is the run marked finished.
