@@ -1,0 +1,99 @@
+/**
+ * What the page and the companion say to each other, as plain data. Types
+ * only, with no Node or DOM import: the page imports them too.
+ *
+ * A job's stream (`GET /jobs/<id>/events`, server-sent events) carries, in
+ * order: `store` messages (each write the job made to its store, for the page
+ * to make to IndexedDB in the same order, so the page's records are those the
+ * page would have written itself), `progress` messages, and one final `end`.
+ */
+import type { EvalConfig } from "../../evals/config.ts";
+import type { EventRecord, ItemRecord, RunExport, RunProgress, RunRecord } from "../../store/types.ts";
+
+/** The companion's name in `GET /status`, so the page knows it reached one. */
+export const COMPANION_NAME = "evalrx-companion";
+
+/** `GET /status`. */
+export interface CompanionStatus {
+  readonly name: typeof COMPANION_NAME;
+  readonly version: string;
+  /** Jobs running now, and the most it takes at once (beyond that a new one is answered 429). */
+  readonly jobs: { readonly running: number; readonly max: number };
+  /** Where work items go: this process, or a BullMQ queue (its Redis address, without credentials). */
+  readonly runner: { readonly kind: "local" } | { readonly kind: "queue"; readonly redis: string };
+  /** The bundled models (by key) and the model folders under `--models` a job may name. */
+  readonly models: readonly string[];
+}
+
+/**
+ * `POST /jobs` with `kind: "eval"`: the page's eval job (see
+ * `workers/eval-job.ts`) with what the page holds in IndexedDB sent along.
+ */
+export interface EvalJobBody {
+  readonly kind: "eval";
+  /**
+   * The eval in the CLI's config format. `dataset` names the inline dataset's
+   * id when `cases` is given, else a dataset file under the companion's
+   * `--data` folder; `model` is a bundled model's key or a folder under `--models`.
+   */
+  readonly config: EvalConfig;
+  /** The page's stored cases of `config.dataset`, as JSONL (one case per line). */
+  readonly cases?: string;
+  /** The page's stored images the cases name, `sha256:<hex>` → base64 of the bytes. */
+  readonly images?: Readonly<Record<string, string>>;
+  /** How the page loads this model again (kept in the run so the page can resume it itself). */
+  readonly modelSource?: unknown;
+  /** The new run's id. */
+  readonly runId?: string;
+  /** Continue this interrupted run; `from` is the page's copy of it (the page's store is the truth). */
+  readonly resume?: string;
+  readonly from?: RunExport;
+  /** The code version for the run's fingerprint (the page sends its own, so the run resumes in either place). */
+  readonly codeVersion?: string;
+}
+
+export type JobBody = EvalJobBody;
+
+/** `POST /jobs` → 202. */
+export interface JobAccepted {
+  readonly id: string;
+  /** Where its stream is, relative to the companion. */
+  readonly events: string;
+}
+
+/** One write the job made to its store, to be made again in the page's store. */
+export type StoreOp =
+  | { readonly op: "createRun"; readonly run: RunRecord }
+  | {
+      readonly op: "updateRun";
+      readonly id: string;
+      readonly changes: Partial<Pick<RunRecord, "status" | "finishedAt" | "summary" | "config">>;
+    }
+  | { readonly op: "appendEvents"; readonly runId: string; readonly events: readonly EventRecord[] }
+  | {
+      readonly op: "appendItems";
+      readonly runId: string;
+      readonly items: readonly ItemRecord[];
+      readonly progress: Omit<RunProgress, "runId">;
+    };
+
+/** One message of a job's stream. `seq` counts from 0; a reconnect asks for the messages after the last it saw. */
+export type JobMessage =
+  | { readonly seq: number; readonly type: "store"; readonly write: StoreOp }
+  | {
+      readonly seq: number;
+      readonly type: "progress";
+      readonly runId?: string;
+      readonly stage: string;
+      readonly done: number;
+      readonly total: number;
+    }
+  | {
+      readonly seq: number;
+      readonly type: "end";
+      readonly state: "finished" | "cancelled" | "failed";
+      readonly runId?: string;
+      readonly status?: string;
+      readonly summary?: unknown;
+      readonly error?: string;
+    };

@@ -1,0 +1,96 @@
+import { Worker, type Job } from "bullmq";
+import { faultPoint } from "../faults.ts";
+import { ModelCache, resolveModel } from "../companion/models.ts";
+import { connectionOptions, parseRedisUrl, requireNoEviction } from "./redis.ts";
+import { decodeInput, TRIAL_QUEUE, type TrialData, type TrialProgress, type TrialResult } from "./trial-data.ts";
+import { workerName } from "./trials.ts";
+
+/** How a trial worker runs. */
+export interface TrialWorkerOptions {
+  /** The `--models` folder (bundled models are always allowed). */
+  readonly modelsRoot?: string;
+  /** Items this process runs at once (default 1: one model call uses one core). */
+  readonly concurrency?: number;
+  /**
+   * How long an item's lock lasts without renewal (default 30 s): a worker
+   * killed mid-item has its item retried by another worker once this passes.
+   */
+  readonly lockMs?: number;
+  readonly warn?: (line: string) => void;
+  /** Called after each item this worker finished (for logs and tests). */
+  readonly onItem?: (job: Job<TrialData, TrialResult>) => void;
+}
+
+export interface TrialWorker {
+  /** Items this process has answered. */
+  readonly answered: () => number;
+  close(): Promise<void>;
+}
+
+/**
+ * Consumes the trial queue: each work item is one generation with the model
+ * it names, loaded once (a bundled key or a folder under `--models`), checked
+ * against the run's fingerprint (a different copy of the model refuses the
+ * item), with progress written as the item moves (the coordinator judges
+ * liveness by it). A model error is the trial's answer; a worker that dies
+ * leaves its item to be retried by the others once its lock runs out.
+ *
+ * Fault points for the kill tests (`EVALRX_FAULT_AT`, see `faults.ts`):
+ * `worker-generate` (SIGKILL itself mid-item); `EVALRX_WORKER_HANG=1` makes
+ * every item hang forever while the lock stays renewed (a wedged worker).
+ *
+ * @example const worker = await startTrialWorker("redis://127.0.0.1:6379", { modelsRoot: "models" })
+ */
+export async function startTrialWorker(url: string, options: TrialWorkerOptions = {}): Promise<TrialWorker> {
+  const address = parseRedisUrl(url);
+  const warn = options.warn ?? ((line: string) => console.error(line));
+  await requireNoEviction(address, warn);
+  const models = new ModelCache(1);
+  const me = workerName();
+  const lockMs = options.lockMs ?? 30_000;
+  let answered = 0;
+  const hang = process.env["EVALRX_WORKER_HANG"] === "1";
+
+  const process_ = async (job: Job<TrialData, TrialResult>): Promise<TrialResult> => {
+    const data = job.data;
+    const beat = (stage: TrialProgress["stage"]) => job.updateProgress({ at: Date.now(), stage, worker: me });
+    await beat("loading");
+    const loaded = await models.get(await resolveModel(data.model, options.modelsRoot));
+    const want = JSON.stringify(data.identity);
+    const have = JSON.stringify(loaded.identity);
+    if (want !== have)
+      throw new Error(
+        `worker ${me}: its copy of model '${data.model}' (${have}) is not the one run '${data.runId}' was planned with (${want}); give this worker the same model files`,
+      );
+    await beat("generating");
+    if (hang) await new Promise<never>(() => undefined);
+    faultPoint("worker-generate");
+    try {
+      return { output: await loaded.model.generate(decodeInput(data), data.options) };
+    } catch (error) {
+      return { error: error instanceof Error ? error.message : String(error) };
+    }
+  };
+
+  const worker = new Worker<TrialData, TrialResult>(TRIAL_QUEUE, process_, {
+    connection: connectionOptions(address),
+    concurrency: options.concurrency ?? 1,
+    lockDuration: lockMs,
+    stalledInterval: Math.max(200, Math.floor(lockMs / 2)),
+    // A killed worker's item is retried however often workers die under it; the store keeps it judged once.
+    maxStalledCount: 1_000_000,
+  });
+  worker.on("completed", (job) => {
+    answered++;
+    options.onItem?.(job);
+  });
+  worker.on("error", (error) => warn(`worker ${me}: ${error.message}`));
+  await worker.waitUntilReady();
+  return {
+    answered: () => answered,
+    async close() {
+      await worker.close(true);
+      await models.dispose();
+    },
+  };
+}
