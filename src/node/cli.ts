@@ -27,6 +27,8 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   data: () => import("./commands/data.ts"),
   model: () => import("./commands/model.ts"),
   share: () => import("./commands/share.ts"),
+  companion: () => import("./commands/companion.ts"),
+  worker: () => import("./commands/worker.ts"),
 };
 
 async function loadCommand(name: string): Promise<Command | undefined> {
