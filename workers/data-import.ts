@@ -397,6 +397,8 @@ export async function importFiles(
         ...(request.mapping && { mapping: request.mapping }),
         ...(request.delimiter && { delimiter: request.delimiter }),
         readImage: images.read,
+        // Fewer, larger transactions: each is five pages of cases, written while the next batch is read.
+        batchSize: 5000,
         onProgress: (rows) => progress({ rows, bytes: j.bytes, totalBytes: file.size }),
       });
     } catch (error) {

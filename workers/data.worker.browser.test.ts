@@ -243,3 +243,54 @@ it("a dataset view reads pages lazily, filters in the worker, and previews selec
   await data.closeView(opened.viewId);
   await expect(data.rows(opened.viewId, 1, 0, 1)).rejects.toThrow(`dataset view ${opened.viewId} is closed`);
 });
+
+it("an import cut off mid-way (its worker closed, as a closed tab would) and run again ends whole: no case lost, none twice", async () => {
+  const rows = 60_000;
+  const lines = Array.from(
+    { length: rows },
+    (_, i) => `{"id":"r${i}","input":"question ${i} ${"y".repeat(100)}","tags":["t${i % 7}"]}\n`,
+  );
+  const file = new File(lines, "resume.jsonl");
+  const files = [{ file, path: "resume.jsonl" }];
+  const store = await IdbStore.open(db);
+  // A second data worker, closed as soon as its first batch of cases is in IndexedDB.
+  const doomed = new Worker(new URL("./data.worker.ts", import.meta.url), { type: "module" });
+  const cutOff = new Promise<void>((resolve) => {
+    let watching = false;
+    void wrap<DataWorkerApi>(doomed)
+      .importFiles(
+        { ...{ files, dataset: 0 }, db, datasetId: "resume", mode: "new" },
+        1,
+        proxy(() => {
+          if (watching) return;
+          watching = true;
+          void (async () => {
+            while (!(await store.casePage("resume", 0))) await new Promise((r) => setTimeout(r, 1));
+            doomed.terminate();
+            resolve();
+          })();
+        }),
+      )
+      .catch(() => undefined);
+  });
+  await cutOff;
+  // The first rows of the file are stored (whole batches: no gap, no half-written case), and no dataset
+  // record says the dataset is whole.
+  expect(await store.getDataset("resume")).toBeUndefined();
+  const stored = new Set((await store.cases("resume")).map((c) => c.id));
+  const partial = stored.size;
+  expect(partial).toBeGreaterThan(0);
+  expect(partial).toBeLessThan(rows);
+  for (let i = 0; i < partial; i++) if (!stored.has(`r${i}`)) expect.fail(`r${i} is missing from the first ${partial}`);
+
+  const report = await data.importFiles({ files, dataset: 0, db, datasetId: "resume", mode: "new" }, ++job);
+  expect(report).toMatchObject({ caseCount: rows, added: rows - partial, skipped: partial, problems: 0, rows });
+  const cases = await store.cases("resume");
+  expect(cases).toHaveLength(rows);
+  expect(new Set(cases.map((c) => c.id)).size).toBe(rows);
+  const reference = await importDataset(file.stream(), { name: "resume.jsonl" });
+  expect(report.version).toBe(datasetVersion(reference.cases));
+  expect(datasetVersion(cases)).toBe(report.version);
+  expect((await store.getDataset("resume"))?.caseCount).toBe(rows);
+  await store.close();
+});

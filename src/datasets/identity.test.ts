@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest";
 import type { FailureCase } from "../core/index.ts";
 import { canonicalJson } from "./canonical.ts";
 import { parseJson } from "./json.ts";
-import { sha256Hex } from "./hash.ts";
-import { caseHash, datasetVersion, derivedId } from "./identity.ts";
+import { sha256Hex, sha256Prefix, unitHash } from "./hash.ts";
+import { caseHash, caseVersionHash, datasetVersion, derivedId } from "./identity.ts";
 import { importDataset } from "./import.ts";
 import { holdout, select, stableSample } from "./select.ts";
 import vectors from "./fixtures/vectors.json";
@@ -78,6 +78,28 @@ describe("sha256Hex", () => {
     const bytes = Uint8Array.of(0, 255, 128);
     expect(sha256Hex(bytes)).toBe(createHash("sha256").update(bytes).digest("hex"));
   });
+  it("pads every length right: each length from 0 to 300 bytes (one, two or more blocks) and a few large ones", () => {
+    const reference = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+    for (const length of [...Array.from({ length: 301 }, (_, i) => i), 100_003, (1 << 20) + 63]) {
+      const bytes = new Uint8Array(length);
+      for (let i = 0; i < length; i++) bytes[i] = (i * 31 + length) & 255;
+      expect(sha256Hex(bytes), `${length} bytes`).toBe(reference(bytes));
+    }
+    // A view into a larger buffer hashes its own bytes only.
+    const buffer = Uint8Array.from({ length: 200 }, (_, i) => i);
+    expect(sha256Hex(buffer.subarray(10, 150))).toBe(reference(buffer.slice(10, 150)));
+  });
+  it("sha256Prefix and unitHash are cuts of the same digest", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 200 }), fc.integer({ min: 0, max: 64 }), (text, chars) => {
+        const hex = createHash("sha256").update(text).digest("hex");
+        expect(sha256Prefix(text, chars)).toBe(hex.slice(0, chars));
+        expect(unitHash(text)).toBe(parseInt(hex.slice(0, 12), 16) / 2 ** 48);
+      }),
+      { numRuns: 300 },
+    );
+    expect(() => sha256Prefix("abc", 65)).toThrow("sha256Prefix(): chars must be a whole number from 0 to 64, got 65");
+  });
 });
 
 describe("canonicalJson", () => {
@@ -135,6 +157,42 @@ describe("identity", () => {
     expect(datasetVersion([cases[0]!, { ...cases[1]!, tags: [] }, cases[2]!])).not.toBe(v);
     expect(datasetVersion([cases[0]!, cases[1]!, { ...cases[2]!, meta: { note: 1 } }])).toBe(v);
     expect(() => datasetVersion([cases[0]!, cases[0]!])).toThrow(/'a' appears twice/);
+  });
+  it("caseHash and caseVersionHash hash the canonical JSON, whatever the case's shape", () => {
+    const text = fc.string({ unit: "binary", maxLength: 40 });
+    const input = fc.oneof(
+      text,
+      fc.record({ prompt: text }),
+      fc.record({ prompt: text, image: text }),
+      fc.record({ prompt: text, image: fc.constant(undefined) }),
+      fc.record({ prompt: text, other: fc.jsonValue() }),
+      fc.jsonValue(),
+    );
+    const label = fc.option(text, { nil: undefined });
+    fc.assert(
+      fc.property(
+        fc.record({
+          id: text,
+          input,
+          expected: fc.option(fc.oneof(text, fc.jsonValue()), { nil: undefined }),
+          tags: fc.array(text, { maxLength: 4 }),
+          split: label,
+          cluster: label,
+          status: fc.option(fc.constantFrom("active" as const, "archived" as const), { nil: undefined }),
+        }),
+        (row) => {
+          const normal = typeof row.input === "string" ? { prompt: row.input } : row.input;
+          const hash = caseHash(row);
+          expect(hash).toBe(sha256Hex(canonicalJson({ input: normal, expected: row.expected })).slice(0, 12));
+          const c = { ...row, meta: {} } as unknown as FailureCase;
+          const { id, tags, split, cluster, status } = row;
+          expect(caseVersionHash(c, hash)).toBe(
+            sha256Hex(canonicalJson({ id, caseHash: hash, tags, split, cluster, status })),
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
   it("a derived id depends on the input only, and both input spellings agree", () => {
     expect(derivedId("hello")).toBe(derivedId({ prompt: "hello" }));

@@ -92,7 +92,7 @@ export async function ingest(sink: DatasetSink, source: ImportSource, options: I
     skipped += pending.length - fresh.length;
     pending = [];
     if (!fresh.length) return;
-    const stored = fresh.map((c) => ({ ...c, datasetId, hash: caseHash(c) }));
+    const stored = fresh.map((c) => storedCase(c, datasetId));
     added += await sink.addCases(datasetId, stored);
     for (const c of stored) versions.set(c.id, caseVersionHash(c, c.hash));
   };
@@ -123,4 +123,17 @@ export async function ingest(sink: DatasetSink, source: ImportSource, options: I
   };
   await sink.putDataset(dataset);
   return { dataset, format, added, skipped, problems, rows, warnings, ...(label && { label }) };
+}
+
+/**
+ * The case as a store keeps it: its fields, then its dataset and `caseHash`.
+ * Copied field by field: an object spread here cost several times more than
+ * the copy itself in V8, on the one path every imported row takes.
+ */
+function storedCase(c: ImportedCase, datasetId: string): CaseRow {
+  const row: Record<string, unknown> = {};
+  for (const key of Object.keys(c)) row[key] = (c as unknown as Record<string, unknown>)[key];
+  row.datasetId = datasetId;
+  row.hash = caseHash(c);
+  return row as unknown as CaseRow;
 }

@@ -55,19 +55,46 @@ export async function* readLines(source: ImportSource): AsyncGenerator<Line[]> {
         start = nl + 1;
       }
     } else {
-      let start = 0;
-      for (;;) {
-        const nl = chunk.indexOf(10, start);
-        if (nl < 0) {
-          // Copy: a stream may reuse its buffer for the next chunk.
-          if (start < chunk.length) pending.push(Uint8Array.prototype.slice.call(chunk, start));
-          break;
-        }
-        const piece = chunk.subarray(start, nl);
+      const first = chunk.indexOf(10);
+      if (first >= 0) {
+        // The line the last chunk left unfinished (or the file's first line, which may carry a BOM), alone.
+        const piece = chunk.subarray(0, first);
         out.push(decode(pending.length ? concatBytes([...pending, piece]) : piece));
         pending = [];
-        start = nl + 1;
+        // The whole lines after it in one decode: one call per chunk instead of one per line. Only when
+        // some line is not UTF-8 are they decoded one by one, so that line alone is named.
+        const last = chunk.lastIndexOf(10);
+        if (last > first) {
+          const middle = chunk.subarray(first + 1, last);
+          let text: string | undefined;
+          try {
+            text = decoder.decode(middle);
+          } catch {
+            for (let start = 0; start <= middle.length;) {
+              let nl = middle.indexOf(10, start);
+              if (nl < 0) nl = middle.length;
+              out.push(decode(middle.subarray(start, nl)));
+              start = nl + 1;
+            }
+          }
+          if (text !== undefined)
+            for (let start = 0; ;) {
+              const nl = text.indexOf("\n", start);
+              const end = nl < 0 ? text.length : nl;
+              lineNo++;
+              out.push({
+                line: lineNo,
+                text:
+                  end > start && text.charCodeAt(end - 1) === 13 ? text.slice(start, end - 1) : text.slice(start, end),
+              });
+              if (nl < 0) break;
+              start = nl + 1;
+            }
+        }
       }
+      const rest = first < 0 ? 0 : chunk.lastIndexOf(10) + 1;
+      // Copy: a stream may reuse its buffer for the next chunk.
+      if (rest < chunk.length) pending.push(Uint8Array.prototype.slice.call(chunk, rest));
     }
     if (out.length) yield out;
   }

@@ -157,7 +157,9 @@ export class IdbStore implements Store {
     if (cases) checkCases(dataset.id, cases);
     const generation = newGeneration();
     await guard(async () => {
-      const tx = this.#db.transaction(["datasets", "casePages", "caseMeta"], "readwrite");
+      // "strict": the record says the dataset is whole, so it (and the relaxed case batches committed
+      // before it) must be on disk before this resolves.
+      const tx = this.#db.transaction(["datasets", "casePages", "caseMeta"], "readwrite", { durability: "strict" });
       if (cases) {
         const pages = tx.objectStore("casePages");
         quiet(pages.delete(IDBKeyRange.bound([dataset.id], [dataset.id, HIGH])));
@@ -174,22 +176,28 @@ export class IdbStore implements Store {
     checkCases(datasetId, cases);
     const generation = newGeneration();
     let fresh: StoredCase[] = [];
-    let ids: Set<string> = new Set();
     await guard(async () => {
-      const tx = this.#db.transaction(["casePages", "caseMeta"], "readwrite");
+      // "relaxed": the browser may report the write done before it reaches the disk. A tab closed (or a
+      // crash) before it does loses this batch as a whole (pages and their count are one transaction), and
+      // an import run again adds exactly the ids that are missing; the dataset's record, written last, waits
+      // for the disk ("strict", see putDataset), and with it every batch before it.
+      const tx = this.#db.transaction(["casePages", "caseMeta"], "readwrite", { durability: "relaxed" });
       const meta: CaseMeta = (await tx.objectStore("caseMeta").get(datasetId)) ?? {
         datasetId,
         pages: 0,
         generation: "",
       };
       // The ids already stored: from this connection's cache when no other tab wrote since, else read once.
+      // The cached set is only added to once the transaction has committed, so a failed write leaves it true.
       const cached = this.#caseIds.get(datasetId);
-      if (cached && cached.generation === meta.generation) ids = new Set(cached.ids);
+      let ids: Set<string>;
+      if (cached && cached.generation === meta.generation) ids = cached.ids;
       else {
         const pages: CasePage[] = await tx
           .objectStore("casePages")
           .getAll(IDBKeyRange.bound([datasetId], [datasetId, HIGH]));
-        ids = new Set(pages.flatMap((p) => p.ids));
+        ids = new Set();
+        for (const p of pages) for (const id of p.ids) ids.add(id);
       }
       fresh = cases.filter((c) => !ids.has(c.id));
       if (fresh.length) {
