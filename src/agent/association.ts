@@ -8,8 +8,10 @@
  * Each gives a p-value, the effect with its direction, and a cluster-bootstrap interval;
  * the e-value is made from the p-value by the caller's calibrator.
  */
+import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { clusterAssociation, fisherExact, mannWhitneyU, spearman } from "../stats/index.ts";
 import { rankAverage } from "../stats/rank.ts";
+import { seededRng } from "../stats/rng.ts";
 import { EFFECTS, bootstrapEffect, effectOf, type Interval } from "./effects.ts";
 import { CALIBRATORS, type Calibrator } from "./evalue.ts";
 import type { SignalKind } from "./signals.ts";
@@ -89,8 +91,9 @@ function clustered(clusters: readonly string[] | undefined, rows: readonly numbe
  * Is this signal associated with failure over these rows, and how strongly?
  *
  * Independent cases (no cluster holds two of the rows): the classic test of the kind. With
- * `alternative`, the p-value is one-sided in that direction: Fisher's one-sided exact
- * p, and half the two-sided p of the (symmetric) normal/t approximations of Mann–Whitney
+ * `alternative`, the p-value is one-sided in that direction: Fisher's one-sided exact p randomized
+ * at the observed table (exactly uniform under the null, so M4's level γ is spent in full rather
+ * than the conservative exact test's smaller share), and half the two-sided p of the (symmetric) normal/t approximations of Mann–Whitney
  * and Spearman when the effect points that way, 1 − p/2 when not.
  *
  * Clustered rows: `clusterAssociation` on the binary codes (binary) or mid-ranks (numeric,
@@ -117,9 +120,13 @@ export function associate(
   const groups = byCluster ? new Set(rows.map((i) => options.clusters![i]!)).size : undefined;
   const permutations = options.permutations ?? 999;
   const scores = kind === "binary" ? "binary codes" : "mid-ranks";
+  // One-sided Fisher (M4's frozen direction) is randomized at the observed table: exact size, no conservatism.
+  const randomized = !byCluster && kind === "binary" && options.alternative !== undefined;
   const testDescription = byCluster
     ? `${NAMES[test]} (${scores} vs failure, ${permutations} permutations of whole clusters), ${sided}; unit: cluster (${groups} clusters)`
-    : `${NAMES[test]}, ${sided}; unit: case`;
+    : randomized
+      ? `${NAMES[test]}, ${sided}, randomized at the observed table (Tocher's UMPU test: P(more extreme) + u·P(observed), u uniform from the run's seed); unit: case`
+      : `${NAMES[test]}, ${sided}; unit: case`;
   const base = {
     test,
     unit: byCluster ? "cluster" : "case",
@@ -184,6 +191,7 @@ export function associate(
         [c, d],
       ],
       alt,
+      randomized ? { randomize: uniformFloat64(seededRng("associate", options.seed ?? 0)) } : undefined,
     ).p;
   } else {
     let pTwo: number;

@@ -9,6 +9,7 @@ import type { Calibrator } from "./evalue.ts";
 import { EventLog, type RunEvent } from "./events.ts";
 import { excludeColumns } from "./exclusions.ts";
 import type { Judge } from "./judge.ts";
+import type { ScreenRule } from "./explore.ts";
 import { runLoop, type LoopResult } from "./loop.ts";
 import { buildReport } from "./report.ts";
 import type { CaseTable } from "./signals.ts";
@@ -16,6 +17,8 @@ import type { CaseTable } from "./signals.ts";
 export interface ExploreRunOptions {
   readonly question?: string;
   readonly holdout?: number;
+  /** M2's screen (default p ≤ 0.05, at most 5 signals): which exploration signals become hypotheses. */
+  readonly screen?: Partial<ScreenRule>;
   readonly seed?: number;
   readonly alpha?: number;
   readonly judge?: Judge;
@@ -131,6 +134,7 @@ export async function exploreCases(
   const result = await runLoop(table, log, {
     protocol: { question },
     holdout: options.holdout,
+    ...(options.screen ? { screen: options.screen } : {}),
     seed,
     alpha,
     judge: options.judge,

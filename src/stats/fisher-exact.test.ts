@@ -69,4 +69,64 @@ describe("fisherExact", () => {
       ]),
     ).toThrow(/table\[1\]\[1\]/);
   });
+
+  it("randomized one-sided: P(A > a) + u·P(A = a), and its level is exactly γ over the tables with these margins", () => {
+    const r = fisherExact(
+      [
+        [8, 2],
+        [1, 5],
+      ],
+      "greater",
+      { randomize: 0.5 },
+    );
+    expect(r.p).toBeCloseTo(0.012675, 6);
+    expect(r.pointProbability).toBeCloseTo(0.023601, 6);
+    // Margins 9 × 10 of 16: for each possible a, the share of u ∈ [0, 1) with p ≤ γ, weighted by P(A = a), is γ.
+    for (const alternative of ["greater", "less"] as const)
+      for (const gamma of [0.01, 0.05, 0.2]) {
+        let level = 0;
+        for (let a = 3; a <= 9; a++) {
+          const table = [
+            [a, 9 - a],
+            [10 - a, a - 3],
+          ];
+          const { p: p0, pointProbability: point } = fisherExact(table, alternative, { randomize: 0 });
+          level += point * Math.min(1, Math.max(0, (gamma - p0) / point));
+        }
+        expect(level, `${alternative} γ = ${gamma}`).toBeCloseTo(gamma, 12);
+      }
+    // The plain exact test at the same γ spends less (conservative).
+    let plain = 0;
+    for (let a = 3; a <= 9; a++) {
+      const t = fisherExact(
+        [
+          [a, 9 - a],
+          [10 - a, a - 3],
+        ],
+        "greater",
+      );
+      if (t.p <= 0.05) plain += t.pointProbability;
+    }
+    expect(plain).toBeLessThan(0.05);
+    expect(() =>
+      fisherExact(
+        [
+          [1, 2],
+          [3, 4],
+        ],
+        "two-sided",
+        { randomize: 0.5 },
+      ),
+    ).toThrow('fisherExact(): randomize needs a one-sided alternative ("greater" or "less"), got "two-sided"');
+    expect(() =>
+      fisherExact(
+        [
+          [1, 2],
+          [3, 4],
+        ],
+        "greater",
+        { randomize: 1 },
+      ),
+    ).toThrow("fisherExact(): randomize must be a uniform draw in [0, 1), got 1");
+  });
 });

@@ -14,18 +14,34 @@ const REL_TOL = 1e-7;
  * the row-1 outcome-1 cell larger than chance), "less" P(A ≤ a) — what a test in a direction
  * stated beforehand uses (`scipy.stats.fisher_exact(alternative=…)`).
  *
+ * With `randomize: u` (a uniform draw in [0, 1), one-sided only) the p-value is Tocher's randomized
+ * one: P(A > a) + u·P(A = a) for "greater" (P(A < a) + u·P(A = a) for "less"). Under independence
+ * it is exactly uniform, so a test at level γ rejects with probability exactly γ — the uniformly
+ * most powerful unbiased test of the 2×2 table — where the plain exact p-value, which counts the whole
+ * observed table, is conservative (its size sits below γ, the more so the smaller the table).
+ * `pointProbability` is P(A = a), always returned.
+ *
  * Probabilities are built by the ratio recurrence of the hypergeometric pmf outward
  * from the mode, so huge counts neither overflow nor lose relative accuracy.
  *
- * @example fisherExact([[8, 2], [1, 5]]) // { p: 0.03497, oddsRatio: 20 }; with "greater": { p: 0.02448, oddsRatio: 20 }
+ * @example fisherExact([[8, 2], [1, 5]]) // { p: 0.03497, oddsRatio: 20 }; with "greater": { p: 0.02448, oddsRatio: 20 };
+ *   with "greater", { randomize: 0.5 }: { p: 0.01267 } (P(A > 8) = 0.00087 plus half of P(A = 8) = 0.02360)
  */
 export function fisherExact(
   table: readonly (readonly number[])[],
   alternative: "two-sided" | "greater" | "less" = "two-sided",
-): { p: number; oddsRatio: number | null } {
+  opts?: { readonly randomize?: number },
+): { p: number; oddsRatio: number | null; pointProbability: number } {
   const fn = "fisherExact";
   if (alternative !== "two-sided" && alternative !== "greater" && alternative !== "less")
     throw new RangeError(`${fn}(): alternative must be "two-sided", "greater" or "less", got ${show(alternative)}`);
+  const u = opts?.randomize;
+  if (u !== undefined) {
+    if (alternative === "two-sided")
+      throw new RangeError(`${fn}(): randomize needs a one-sided alternative ("greater" or "less"), got "two-sided"`);
+    if (typeof u !== "number" || !(u >= 0 && u < 1))
+      throw new RangeError(`${fn}(): randomize must be a uniform draw in [0, 1), got ${show(u)}`);
+  }
   if (
     !Array.isArray(table) ||
     table.length !== 2 ||
@@ -40,7 +56,8 @@ export function fisherExact(
   const b = count(fn, "table[0][1]", table[0][1]);
   const c = count(fn, "table[1][0]", table[1][0]);
   const d = count(fn, "table[1][1]", table[1][1]);
-  if (a + b === 0 || c + d === 0 || a + c === 0 || b + d === 0) return { p: 1, oddsRatio: null };
+  if (a + b === 0 || c + d === 0 || a + c === 0 || b + d === 0)
+    return { p: u === undefined ? 1 : u, oddsRatio: null, pointProbability: 1 };
   const oddsRatio = b > 0 && c > 0 ? (a * d) / (b * c) : Infinity;
 
   // a ~ Hypergeometric: row 1 total r1, column 1 total c1, grand total N.
@@ -69,5 +86,8 @@ export function fisherExact(
     const x = lo + i;
     if (alternative === "two-sided" ? w[i]! <= observed : alternative === "greater" ? x >= a : x <= a) tail += w[i]!;
   }
-  return { p: Math.min(1, tail / total), oddsRatio };
+  const point = w[a - lo]! / total;
+  // Randomized: the observed table's own probability counts with weight u instead of 1.
+  const p = u === undefined ? tail / total : Math.max(0, tail / total - (1 - u) * point);
+  return { p: Math.min(1, p), oddsRatio, pointProbability: point };
 }
