@@ -5,23 +5,19 @@
  *
  *   shell size     gzip bytes the page loads before any worker starts
  *   100k-case run  the runs page and the case table, route change → rows on screen; long tasks while scrolling
- *   600-case eval  the longest main-thread task during an eval in the page; trials/s in the page vs the CLI's runEval
+ *   600-case eval  the longest main-thread task during an eval in the page (wall and CPU time); trials/s in the page vs the CLI's runEval (eval.bench.ts)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import type { Page } from "playwright-core";
-import { importDataset, caseHash, datasetVersion, select } from "../../datasets/index.ts";
 import { runView } from "../../evals/run-view.ts";
 import { summarize } from "../../evals/summary.ts";
-import { runEval, yesNo } from "../../evals/index.ts";
 import { fingerprintHash, type Fingerprint } from "../../evals/fingerprint.ts";
 import { startBrowserHarness } from "../../node/browser-harness.ts";
-import { FileStore } from "../../store/files.node.ts";
 import type { ItemRecord, RunExport, RunRecord } from "../../store/types.ts";
 
-const ROOT = resolve(import.meta.dirname, "../../..");
 const line = (label: string, value: string) => console.log(`${label.padEnd(44)} ${value}`);
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 
@@ -198,56 +194,7 @@ try {
     `longest task ${ms(scroll.max)} (${scroll.count} over 50 ms; target none over 50 ms)`,
   );
 
-  // A 600-case eval in the page, then the same cases through the library in Node.
-  await page.goto(harness.url);
-  await page.getByTestId("library-add-demo").click();
-  await page.getByText(/\b3\b datasets/).waitFor({ timeout: 300_000 });
-  await page.goto(`${harness.url}#/runs`);
-  await page.getByTestId("eval-dataset").selectOption("pope");
-  await page.getByLabel("Max new tokens").fill("3");
-  await page.getByTestId("eval-name").fill("bench-600");
-  await page.getByTestId("eval-plan").filter({ hasText: "600 cases" }).waitFor();
-  const evalFrom = await page.evaluate(() => performance.now());
-  await page.getByTestId("start-eval").click();
-  await page
-    .getByTestId("run-status")
-    .filter({ hasText: /^finished$/ })
-    .waitFor({ timeout: 900_000 });
-  const evalTasks = await longestTask(page, evalFrom);
-  line(
-    "600-case eval in the page: longest main-thread task",
-    `${ms(evalTasks.max)} (${evalTasks.count} over 50 ms; target ≤ 200 ms)`,
-  );
-  const [download] = await Promise.all([
-    page.waitForEvent("download"),
-    page.getByRole("button", { name: "Export run file" }).click(),
-  ]);
-  const exported = JSON.parse(readFileSync((await download.path())!, "utf8")) as RunExport;
-  const pageSeconds = (Date.parse(exported.run.finishedAt!) - Date.parse(exported.run.startedAt)) / 1000;
-  const pageRate = exported.items.length / pageSeconds;
-
-  const imported = await importDataset(readFileSync(join(ROOT, "public/demo/pope.jsonl")), { name: "pope.jsonl" });
-  const cases = select(imported.cases, {});
-  const { loadModel } = await import("../../models/load.node.ts");
-  const model = await loadModel("tiny-vlm");
-  const store = await FileStore.open(join(dir, "store"));
-  const started = performance.now();
-  await runEval({
-    store,
-    dataset: { id: "pope", cases },
-    model,
-    evaluators: [yesNo()],
-    generation: { maxNewTokens: 3 },
-    images: async (ref) => new Uint8Array(readFileSync(join(ROOT, "public/demo", ref))),
-  });
-  const cliSeconds = (performance.now() - started) / 1000;
-  await model.dispose();
-  const cliRate = cases.length / cliSeconds;
-  line(
-    "600-case eval throughput, page vs Node (runEval)",
-    `${pageRate.toFixed(1)} vs ${cliRate.toFixed(1)} trials/s → ${(pageRate / cliRate).toFixed(2)}× (target ≥ 0.5×)`,
-  );
-  line("  dataset version (same cases on both sides)", `${datasetVersion(cases)} · ${caseHash(cases[0]!)}`);
+  await (await import("./eval.bench.ts")).benchEval(harness, line);
   await (await import("./investigate.bench.ts")).benchInvestigate(harness, line);
   await (await import("./report-render.bench.ts")).benchReportRender(harness, line);
   await (await import("./delivery.bench.ts")).benchDelivery(harness, line);
