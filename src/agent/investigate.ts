@@ -18,6 +18,7 @@ import { tagsOf, type ExperimentProtocol } from "./protocol.ts";
 import type { ScreenRule } from "./explore.ts";
 import {
   M5_E_METHOD,
+  m5Budget,
   TIERS,
   attentionBiasCandidate,
   climb,
@@ -260,13 +261,15 @@ async function investigateLocked(
       const done = new Set<string>();
       const attentionH = supported.map((s) => s.h).find((h) => WRITABLE_ATTENTION.test(h.signal));
       const mechanism = attentionH !== undefined && o.model.capabilities.has("attention_write");
-      // One α budget over M5: the mechanism test (when there is one) and every candidate the ladder plans.
+      // One α budget over M5: the mechanism test (when there is one) first, at α/2; the ladder shares the rest,
+      // and gets the mechanism test's half too when it confirms (m5Budget).
       const planned = plannedCandidates(o.model, cases, {
         maxTier,
         ...(o.decodeImage ? { decodeImage: o.decodeImage } : {}),
       }).planned.length;
-      const tests = planned + (mechanism ? 1 : 0);
-      const gamma = alpha / Math.max(1, tests);
+      const budget = m5Budget(alpha, planned, mechanism);
+      const gamma = budget.mechanism;
+      let confirmed = false;
       const baselineOutputs = new Map(sealed.ids.map((id) => [id, byId.get(id)!.output]));
       let imageBiasSign: 1 | -1 | undefined;
       if (!best) {
@@ -290,6 +293,7 @@ async function investigateLocked(
         const outcome = await evaluateCandidate(ctx, candidate, cases, baseline, gamma);
         done.add(candidate.signature);
         const causal = outcome.p <= gamma && outcome.fixed > outcome.broken;
+        confirmed = causal;
         const yesNo = isYesNoTask(cases);
         log.append("M5", "intervention.tested", {
           hypothesis: attentionH.id,
@@ -302,7 +306,7 @@ async function investigateLocked(
           delta: outcome.delta,
           p: outcome.p,
           e: outcome.e,
-          eMethod: `${M5_E_METHOD}; here K = ${tests}, γ = ${gamma.toPrecision(3)}`,
+          eMethod: `${M5_E_METHOD}; here the mechanism test's γ = α/2 = ${gamma.toPrecision(3)} (${planned} candidates share the other half)`,
           test: outcome.test,
           unit: outcome.unit,
           ...(outcome.clusters !== undefined ? { clusters: outcome.clusters } : {}),
@@ -320,14 +324,19 @@ async function investigateLocked(
             : "the intervention did not move the failure rate significantly: the association is not shown to be causal",
         });
       }
+      const ladderAlpha = budget.ladder(confirmed);
       await climb(ctx, cases, baseline, log, {
         maxTier,
-        alpha,
+        alpha: ladderAlpha,
+        ...(mechanism
+          ? {
+              budgetNote: `α = ${alpha} over M5: the mechanism test at γ = α/2 = ${Number((alpha / 2).toPrecision(3))}; the ${planned} candidates share ${confirmed ? `all of α (the mechanism test confirmed and passed its half on)` : "the other half"}, γ = ${Number((ladderAlpha / Math.max(1, planned)).toPrecision(3))} each`,
+            }
+          : {}),
         ...(o.decodeImage ? { decodeImage: o.decodeImage } : {}),
         ...(imageBiasSign ? { imageBiasSign } : {}),
         hypothesis: best ? { id: best.id, signal: best.signal, mechanism: best.mechanism } : null,
         done,
-        otherTests: mechanism ? 1 : 0,
         baselineOutputs,
         casesNote,
       });

@@ -6,7 +6,7 @@ import type { FailureCase, Model, ModelInput } from "../core/index.ts";
 import { yesNo } from "../evals/index.ts";
 import { FileStore } from "../store/files.node.ts";
 import { EventLog } from "./events.ts";
-import { attentionBiasCandidate, climb, ladder, pairedOutcome, yesShift } from "./repair.ts";
+import { attentionBiasCandidate, climb, ladder, m5Budget, pairedOutcome, yesShift } from "./repair.ts";
 
 /** A deterministic text model (a test double for the ladder's bookkeeping): answers by a rule on the prompt. */
 function ruleModel(answer: (input: ModelInput) => string, capabilities: string[] = ["generate"]): Model {
@@ -232,5 +232,17 @@ describe("repair ladder", () => {
     expect(control.yesRatio).toBeCloseTo(20 / 40, 12);
     expect(control).toMatchObject({ fixed: 20, beaten: true });
     expect(read.bySplit).toMatchObject({ all: { n: 40, fixed: 10, broken: 0 } });
+  });
+
+  it("one α over M5: the mechanism test first at α/2, the ladder's half raised to all of α when it confirms", () => {
+    const b = m5Budget(0.05, 7, true);
+    expect(b.mechanism).toBe(0.025);
+    expect([b.ladder(false), b.ladder(true)]).toEqual([0.025, 0.05]);
+    // Whatever the mechanism test decides, at most α is spent: α/2 + α/2 when it does not confirm,
+    // and when it confirms its null was rejected, so the ladder's α is the only one at risk.
+    expect(b.mechanism + b.ladder(false)).toBeCloseTo(0.05, 15);
+    expect(m5Budget(0.05, 7, false).ladder(false)).toBe(0.05);
+    expect(m5Budget(0.05, 0, true)).toMatchObject({ mechanism: 0.05 });
+    expect(() => m5Budget(1.5, 3, true)).toThrow("m5Budget(): alpha 1.5 must lie in (0, 1)");
   });
 });

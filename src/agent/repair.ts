@@ -27,7 +27,7 @@ export type Tier = (typeof TIERS)[number];
 
 /** How every M5 comparison is tested, as the report states it. */
 export const M5_E_METHOD =
-  "one-sided paired test that the candidate passes more cases (exact McNemar on the discordant pairs when cases are independent; cluster-robust t, CR2 with Bell–McCaffrey df, on the per-case differences when they share clusters — the unit is then the cluster); e = 1/γ·1{p ≤ γ} with γ = α/K, one α budget over the K tests of M5 (the mechanism test and every candidate planned)";
+  "one-sided paired test that the candidate passes more cases (exact McNemar on the discordant pairs when cases are independent; cluster-robust t, CR2 with Bell–McCaffrey df, on the per-case differences when they share clusters — the unit is then the cluster); e = 1/γ·1{p ≤ γ}; one α budget over M5 split by a graphical procedure (Bretz et al. 2009): with a mechanism test, it gets γ = α/2 and the L candidates planned α/(2L) each, raised to α/L each when the mechanism test confirms (its share passed on); without one, α/L each — family-wise error ≤ α over M5";
 
 /** A model input decoder for scaffolds that change the image. */
 export type DecodeImage = (bytes: Uint8Array) => ImagePixels;
@@ -496,12 +496,32 @@ export interface RepairOptions {
   readonly hypothesis?: { readonly id: string; readonly signal: string; readonly mechanism: string } | null;
   /** Signatures of candidates already run as the mechanism test (their stored run is read back, not run again). */
   readonly done?: ReadonlySet<string>;
-  /** Tests of M5 outside the ladder that share α with it (the mechanism test): default 0. */
-  readonly otherTests?: number;
+  /** How the ladder's share of M5's α came about (the mechanism test's split), as the report states it. */
+  readonly budgetNote?: string;
   /** The baseline's answers on the M5 cases (for yes-ratios and the yes-bias control). */
   readonly baselineOutputs?: ReadonlyMap<string, string>;
   /** Where M5's cases come from, as the report states it ("reused: …" or a repair split). */
   readonly casesNote?: string;
+}
+
+/**
+ * How M5 shares its α between the mechanism test and the ladder's L candidates: a graphical
+ * procedure (Bretz et al. 2009) that puts the question the diagnosis asked first. With a mechanism
+ * test it gets α/2 and each candidate α/(2L); when it confirms, its α/2 passes on to the ladder
+ * (α/L each). Without one, each candidate gets α/L. Every path spends at most α, so the family-wise
+ * error over M5 is ≤ α (Bonferroni over K = L + 1 gave the mechanism test only α/K).
+ *
+ * Example: `m5Budget(0.05, 7, true)` → `{ mechanism: 0.025, ladder: (confirmed) => confirmed ? 0.05 : 0.025 }`.
+ */
+export function m5Budget(
+  alpha: number,
+  candidates: number,
+  mechanismTest: boolean,
+): { mechanism: number; ladder: (confirmed: boolean) => number } {
+  if (!(alpha > 0 && alpha < 1)) throw new RangeError(`m5Budget(): alpha ${alpha} must lie in (0, 1)`);
+  if (!mechanismTest) return { mechanism: 0, ladder: () => alpha };
+  if (candidates === 0) return { mechanism: alpha, ladder: () => 0 };
+  return { mechanism: alpha / 2, ladder: (confirmed) => (confirmed ? alpha : alpha / 2) };
 }
 
 /** The ladder's candidates up to `maxTier` that `climb` will try (so the α budget can be set before M5 starts). */
@@ -522,8 +542,8 @@ export function plannedCandidates(
 /**
  * Climbs the ladder up to `maxTier` on the M5 cases; logs `repair.tested` per
  * candidate and `repairs.finished` with the outcome and recommendation.
- * One α budget: with K = the candidates planned + `otherTests` (the mechanism
- * test), each test gets γ = α/K. A candidate is validated when its one-sided
+ * `alpha` is the ladder's share of M5's budget (all of it, or what the mechanism
+ * test left, see `m5Budget`): with K candidates planned each gets γ = alpha/K. A candidate is validated when its one-sided
  * paired p-value against the baseline is ≤ γ (e = 1/γ) and it fixes more than it
  * breaks — and, on yes/no tasks, when it also beats its yes-bias control the
  * same way (both must hold, so no further α is spent).
@@ -538,7 +558,7 @@ export async function climb(
   const ceiling = TIERS.indexOf(options.maxTier);
   const { planned, skipped } = plannedCandidates(ctx.model, cases, options);
   for (const s of skipped) log.append("M5", "problem", { what: s.name, why: `not tried: ${s.reason}` });
-  const K = Math.max(1, planned.length + (options.otherTests ?? 0));
+  const K = Math.max(1, planned.length);
   const gamma = options.alpha / K;
   const clusters = caseClusters(cases);
   const base = cases.map((c) => baseline.get(c.id)!);
@@ -599,7 +619,7 @@ export async function climb(
           candidate.description +
           (reused ? " (result reused: the identical candidate already ran as the mechanism test)" : ""),
         ...vsBaseline,
-        eMethod: `${M5_E_METHOD}; here K = ${K} (${planned.length} candidates${options.otherTests ? ` + ${options.otherTests} mechanism test` : ""}), γ = ${gamma.toPrecision(3)}; validated when p ≤ γ and fixed > broken${controlled ? ", against the baseline and against the yes-bias control" : ""}`,
+        eMethod: `${M5_E_METHOD}; here the ladder spends ${options.alpha.toPrecision(3)} over its ${K} candidates, γ = ${gamma.toPrecision(3)}; validated when p ≤ γ and fixed > broken${controlled ? ", against the baseline and against the yes-bias control" : ""}`,
         validated,
         ...(baseOutputs ? { yesRatio: yesRatio(run.outputs), baselineYesRatio: yesRatio(baseOutputs) } : {}),
         bySplit: bySplit(
@@ -630,7 +650,7 @@ export async function climb(
     fixedBy,
     recommendation,
     candidates: tried,
-    budget: { alpha: options.alpha, tests: K, gamma },
+    budget: { alpha: options.alpha, tests: K, gamma, ...(options.budgetNote ? { note: options.budgetNote } : {}) },
     ...(options.casesNote ? { cases: options.casesNote } : {}),
     ...(recipe ? { recipe } : {}),
   });

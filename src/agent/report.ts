@@ -212,7 +212,7 @@ export function buildReport(events: readonly RunEvent[]): Report {
             recommendation: String(repairsDone.recommendation ?? ""),
             ...(repairsDone.recipe ? { recipe: repairsDone.recipe as Record<string, unknown> } : {}),
             ...(repairsDone.budget
-              ? { budget: repairsDone.budget as { alpha: number; tests: number; gamma: number } }
+              ? { budget: repairsDone.budget as { alpha: number; tests: number; gamma: number; note?: string } }
               : {}),
             ...(repairsDone.cases ? { cases: String(repairsDone.cases) } : {}),
           },

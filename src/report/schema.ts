@@ -315,8 +315,8 @@ export const ReportSchema = v.object({
       fixedBy: v.nullable(name),
       recommendation: text,
       recipe: v.optional(v.record(name, v.unknown())),
-      /** One α budget over M5: K tests, each at γ = α/K. */
-      budget: v.optional(v.object({ alpha: v.number(), tests: v.number(), gamma: v.number() })),
+      /** The ladder's share of M5's α budget: K candidates, each at γ = alpha/K; `note` says how the mechanism test split it. */
+      budget: v.optional(v.object({ alpha: v.number(), tests: v.number(), gamma: v.number(), note: v.optional(text) })),
       cases: v.optional(text),
     }),
   ),

@@ -793,7 +793,7 @@ function repairsSection(report: Report, width: number): SectionView | undefined 
       small: true,
       spans: [
         span(
-          `${r.cases ? `Cases: ${r.cases}. ` : ""}${r.budget ? `One α budget over M5: ${r.budget.tests} tests at γ = α/${r.budget.tests} = ${decimal(r.budget.gamma)} each.` : ""}`,
+          `${r.cases ? `Cases: ${r.cases}. ` : ""}${r.budget ? (r.budget.note ? `One α budget: ${r.budget.note}.` : `One α budget over M5: ${r.budget.tests} tests at γ = α/${r.budget.tests} = ${decimal(r.budget.gamma)} each.`) : ""}`,
         ),
       ],
     });
