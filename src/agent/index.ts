@@ -32,3 +32,11 @@ export { pToE, thresholdE, familyWeights, CALIBRATORS, type Calibrator } from ".
 export type { ExperimentProtocol } from "./protocol.ts";
 export { EventLog, parseEventLines, EVENT_SCHEMA_VERSION, type RunEvent, type Stage } from "./events.ts";
 export { buildReport } from "./report.ts";
+export {
+  failureModes,
+  assignMode,
+  modeSignals,
+  type FailureModes,
+  type FailureMode,
+  type FailureModeOptions,
+} from "./modes/failure-modes.ts";
