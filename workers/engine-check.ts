@@ -49,16 +49,20 @@ function referenceFeeds(session: Session): Record<string, PlainTensor> {
  * `TIMED_RUNS` or has spent `TIME_BUDGET_MS`; the median time and the logits
  * of the last run of each.
  */
-async function timeSessions(sessions: readonly Session[]): Promise<EngineRun[]> {
+async function timeSessions(sessions: readonly Session[], pause: () => Promise<void>): Promise<EngineRun[]> {
   const feeds = sessions.map(referenceFeeds);
   const times = sessions.map((): number[] => []);
   const logits: Float32Array[] = sessions.map(() => new Float32Array(0));
   for (let i = 0; i < WARMUP_RUNS; i++)
-    for (const [s, session] of sessions.entries()) await session.run(feeds[s]!, ["logits"]);
+    for (const [s, session] of sessions.entries()) {
+      await pause();
+      await session.run(feeds[s]!, ["logits"]);
+    }
   const spent = sessions.map(() => 0);
   for (let i = 0; i < TIMED_RUNS; i++)
     for (const [s, session] of sessions.entries()) {
       if (spent[s]! >= TIME_BUDGET_MS) continue;
+      await pause();
       const start = performance.now();
       const out = await session.run(feeds[s]!, ["logits"]);
       times[s]!.push(performance.now() - start);
@@ -86,12 +90,19 @@ const open = (device: "wasm" | "webgpu", bytes: Uint8Array) =>
  * Measures WASM and WebGPU on the reference forward and decides. WebGPU that
  * is missing, or throws, is reported as the reason; WASM failing is an error
  * (nothing could run). `key` is what the result is remembered under.
+ * `pause` is awaited before each forward: the worker holds the check there
+ * while a job runs (a software adapter's forward takes seconds of both cores,
+ * and a forward timed beside a job measures the job).
  *
  * @example
  * const check = await measureEngines(navigator.gpu, engineCheckKey({ adapter, ortVersion, threads }));
  * check.reason // → "WASM is faster here: 0.91 ms per forward against 38.2 ms on WebGPU (logits agree: …)"
  */
-export async function measureEngines(gpu: GpuLike | undefined, key: string): Promise<EngineCheck> {
+export async function measureEngines(
+  gpu: GpuLike | undefined,
+  key: string,
+  pause: () => Promise<void> = async () => undefined,
+): Promise<EngineCheck> {
   const adapterChoice = await chooseBackend(gpu);
   const adapter = adapterChoice.device === "webgpu" ? adapterChoice.adapter : undefined;
   const bytes = await referenceModel();
@@ -103,18 +114,19 @@ export async function measureEngines(gpu: GpuLike | undefined, key: string): Pro
   try {
     if (!problem)
       try {
+        await pause();
         gpuSession = await open("webgpu", bytes);
       } catch (error) {
         problem = failed(error);
       }
     let runs: EngineRun[];
     try {
-      runs = await timeSessions(gpuSession ? [wasmSession, gpuSession] : [wasmSession]);
+      runs = await timeSessions(gpuSession ? [wasmSession, gpuSession] : [wasmSession], pause);
     } catch (error) {
       // WASM alone must run; a WebGPU failure mid-run leaves WASM's numbers to measure again without it.
       if (!gpuSession) throw error;
       problem = failed(error);
-      runs = await timeSessions([wasmSession]);
+      runs = await timeSessions([wasmSession], pause);
     }
     const wasm = runs[0]!;
     const webgpu: EngineRun | { problem: string } = problem ? { problem } : runs[1]!;

@@ -515,15 +515,22 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
     onUpdate({ runId, events: unsent, ...(progress ? { progress } : {}) });
     unsent = [];
   };
-  const persist = (events: RunEvent[]) => {
+  // Events logged while a write is in flight go together in the next one (one transaction, not one per event).
+  let pending: RunEvent[] = [];
+  let queued = false;
+  const persist = (event: RunEvent) => {
+    pending.push(event);
+    if (queued) return;
+    queued = true;
     writing = writing
-      .then(() =>
-        store.appendEvents(
+      .then(async () => {
+        queued = false;
+        const events = pending;
+        pending = [];
+        await store.appendEvents(
           runId,
           events.map((e) => ({ ts: e.ts, stage: e.stage, schema: e.schema, type: e.type, payload: e.payload })),
-        ),
-      )
-      .then(() => {
+        );
         // Other tabs following the run read its log again at each stage's start and end (every announcement
         // makes every tab read its lists again: not once per event).
         if (events.some((e) => e.type === "stage.started" || e.type === "stage.finished"))
@@ -564,7 +571,7 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
         finished = event;
         return;
       }
-      persist([event]);
+      persist(event);
       unsent.push(event);
       send();
     },

@@ -89,6 +89,13 @@ export interface WorkerLoadOptions {
    * and after loading when the graph turns out not to (fused attention).
    */
   readonly want?: readonly Capability[];
+  /**
+   * true (default): a session run repeating an earlier one's feeds is answered
+   * from memory (`memoSessions`: the vision encoder once per image, the
+   * unmodified answer once per question). false: every run is computed (a
+   * benchmark that times the same forward again and again).
+   */
+  readonly memo?: boolean;
 }
 
 /** Load progress: the stage (sessions created), or one file's bytes when `file` is set. */
@@ -128,8 +135,21 @@ let model: OrtModel | undefined;
 let blackBox: TransformersModel | undefined;
 let modelStatus: ModelStatus | undefined;
 let current: AbortController | undefined;
-/** Eval jobs running in this worker, by run id. */
+/** Eval jobs and investigations running in this worker, by run id. */
 const jobs = new Map<string, AbortController>();
+/** Who waits for this worker to have no job running (the engine check holds its forwards meanwhile). */
+const idleWaiters: (() => void)[] = [];
+
+/** Resolves once no job runs in this worker (at once when none does). */
+function whenIdle(): Promise<void> {
+  return jobs.size === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
+}
+
+/** Forgets a finished job's ids; wakes whoever waits for an idle worker when it was the last. */
+function endJob(controller: AbortController): void {
+  for (const [id, c] of jobs) if (c === controller) jobs.delete(id);
+  if (jobs.size === 0) for (const wake of idleWaiters.splice(0)) wake();
+}
 /** The engine check this worker decided by ("auto" loads use it), and one in flight. */
 let engine: EngineCheck | undefined;
 let engineRun: Promise<EngineCheck> | undefined;
@@ -304,7 +324,9 @@ async function checkEngine(options: { force?: boolean } = {}): Promise<EngineChe
   if (!options.force && engine) return engine;
   if (engineRun) return engineRun;
   const gpu = (navigator as Navigator & { gpu?: GpuLike }).gpu;
-  const run = (async () => measureEngines(gpu, await engineKey(gpu)))();
+  // Held while a job runs: the check's forwards (seconds each on a software adapter) would slow the job and be
+  // measured against it.
+  const run = (async () => measureEngines(gpu, await engineKey(gpu), whenIdle))();
   engineRun = run;
   try {
     engine = await run;
@@ -542,7 +564,7 @@ const api = {
     let choice = await decideDevice(options.device);
     const open = (device: "webgpu" | "wasm") =>
       cancellable((signal) =>
-        loadOrtModel(files, webSessions(device), {
+        loadOrtModel(files, webSessions(device, { memo: options.memo ?? true }), {
           ...(spec ? { spec } : {}),
           ...(plan ? { plan } : {}),
           key,
@@ -680,7 +702,7 @@ const api = {
       await Promise.resolve(lastProgress).catch(() => undefined);
       return result;
     } finally {
-      for (const [id, c] of jobs) if (c === controller) jobs.delete(id);
+      endJob(controller);
     }
   },
 
@@ -707,7 +729,7 @@ const api = {
     const key = request.resume ?? request.runId;
     if (key !== undefined && jobs.has(key)) throw new Error(`investigation '${key}' is already running in this worker`);
     const controller = new AbortController();
-    if (key !== undefined) jobs.set(key, controller);
+    jobs.set(key ?? `investigation-${jobs.size}-${Date.now()}`, controller);
     let lastUpdate: unknown;
     try {
       const result = await runInvestigationJob(
@@ -723,7 +745,7 @@ const api = {
       await Promise.resolve(lastUpdate).catch(() => undefined);
       return result;
     } finally {
-      for (const [id, c] of jobs) if (c === controller) jobs.delete(id);
+      endJob(controller);
     }
   },
 

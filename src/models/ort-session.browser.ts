@@ -1,23 +1,31 @@
 import { concatBytes } from "../core/bytes.ts";
 import { ORT_BUILDS } from "./ort-env.browser.ts";
 import { MissingFileError, wrapOrtSession, type FileSource, type SessionFactory } from "./session.ts";
+import { memoSessions, type SessionMemoOptions } from "./session-memo.ts";
 
 /**
  * Sessions on onnxruntime-web: the WASM execution provider on the plain WASM
  * build (no asyncify instrumentation: the fastest on the CPU), WebGPU on the
  * WebGPU build (the asyncify one transformers.js uses too). Call
  * `configureOrtWasm()` first so the wasm comes from the app's own `/ort/`.
+ * With `memo`, a run repeating an earlier one's feeds is answered from memory
+ * (`memoSessions`): what a model runs for jobs; not what a timing check runs.
  *
  * @example
- * const sessions = webSessions("wasm");
+ * const sessions = webSessions("wasm", { memo: true });
  * const session = await sessions(bytes, { name: "onnx/model.onnx" });
  */
-export function webSessions(device: "webgpu" | "wasm"): SessionFactory {
+export function webSessions(
+  device: "webgpu" | "wasm",
+  options: { readonly memo?: boolean | SessionMemoOptions } = {},
+): SessionFactory {
   const ort = ORT_BUILDS[device];
-  return async (bytes) => {
+  const plain: SessionFactory = async (bytes) => {
     const session = await ort.InferenceSession.create(bytes, { executionProviders: [device] });
     return wrapOrtSession(session, (t) => new ort.Tensor(t.type, t.data as never, t.dims));
   };
+  if (!options.memo) return plain;
+  return memoSessions(plain, options.memo === true ? {} : options.memo);
 }
 
 /** One model file's transfer, for a progress bar per file. */

@@ -9,7 +9,8 @@ import { timeCapture } from "./forward-timing.ts";
 export async function benchWorkerCapture(cases: { prompt: string; image: string }[], rounds: number) {
   const client = startModelClient();
   try {
-    await client.load({ kind: "bundled", key: "tiny-vlm" }, { device: "wasm" });
+    // memo off: the same forwards are timed again and again, and each must be computed.
+    await client.load({ kind: "bundled", key: "tiny-vlm" }, { device: "wasm", memo: false });
     const inputs = await Promise.all(
       cases.map(async (c) => ({
         prompt: c.prompt,

@@ -20,7 +20,8 @@ export interface ForwardBenchSetup {
 /** Starts the page's model worker (WASM) and the in-worker timer, each with tiny-vlm loaded. */
 export async function startForwardBench(input: ModelInput): Promise<ForwardBenchSetup> {
   client = new ModelClient();
-  await client.load({ kind: "bundled", key: "tiny-vlm" }, { device: "wasm" });
+  // memo off: the same forward is timed again and again, and each must be computed.
+  await client.load({ kind: "bundled", key: "tiny-vlm" }, { device: "wasm", memo: false });
   inWorker = new Worker(new URL("./forward-speed-worker.browser.ts", import.meta.url), { type: "module" });
   const worker = inWorker;
   return new Promise((resolve, reject) => {

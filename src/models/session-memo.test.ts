@@ -1,0 +1,128 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "./load.node.ts";
+import { buildOnnxModel } from "./onnx-build.ts";
+import { DTYPE } from "./onnx-read.ts";
+import { nodeSessions } from "./ort-session.node.ts";
+import { f32, type PlainTensor } from "./session.ts";
+import { hasRandomOps, memoSession, memoSessions } from "./session-memo.ts";
+
+const vision = readFileSync(`${REPO_ROOT}models/tiny-vlm/onnx/vision_encoder.onnx`);
+const pixels = (seed: number) =>
+  f32(
+    Float32Array.from({ length: 3 * 48 * 48 }, (_, i) => ((i * 31 + seed) % 97) / 97),
+    [1, 3, 48, 48],
+  );
+
+/** y = Relu(x) over a vector of any length. */
+const relu = buildOnnxModel({
+  opset: 17,
+  inputs: [{ name: "x", elemType: DTYPE.float, dims: ["n"] }],
+  outputs: [{ name: "y", elemType: DTYPE.float, dims: ["n"] }],
+  nodes: [{ opType: "Relu", inputs: ["x"], outputs: ["y"], name: "relu" }],
+});
+/** y = x + U(0, 1) noise: not a function of x. */
+const noisy = buildOnnxModel({
+  opset: 17,
+  inputs: [{ name: "x", elemType: DTYPE.float, dims: [4] }],
+  outputs: [{ name: "y", elemType: DTYPE.float, dims: [4] }],
+  nodes: [
+    { opType: "RandomUniformLike", inputs: ["x"], outputs: ["u"], name: "noise" },
+    { opType: "Add", inputs: ["x", "u"], outputs: ["y"], name: "add" },
+  ],
+});
+
+const values = (t: PlainTensor | undefined) => Array.from(t!.data as Float32Array);
+
+describe("memoSession", () => {
+  it("answers a repeated run of the vision encoder from memory with the outputs a fresh run gives", async () => {
+    const plain = await nodeSessions(vision, { name: "vision" });
+    const memo = memoSession(await nodeSessions(vision, { name: "vision" }));
+    const fresh = await plain.run({ pixel_values: pixels(1) }, ["image_features"]);
+    const first = await memo.run({ pixel_values: pixels(1) }, ["image_features"]);
+    const again = await memo.run({ pixel_values: pixels(1) }, ["image_features"]);
+    expect(values(first.image_features)).toEqual(values(fresh.image_features));
+    expect(values(again.image_features)).toEqual(values(fresh.image_features));
+    expect(again.image_features!.dims).toEqual(fresh.image_features!.dims);
+    expect(memo.memo()).toMatchObject({ runs: 2, hits: 1, entries: 1, off: false });
+    // Another image is computed, not answered.
+    const other = await memo.run({ pixel_values: pixels(2) }, ["image_features"]);
+    expect(values(other.image_features)).not.toEqual(values(fresh.image_features));
+    expect(memo.memo()).toMatchObject({ runs: 3, hits: 1, entries: 2 });
+    await Promise.all([plain.release(), memo.release()]);
+  });
+
+  it("hands out copies: writing into (or transferring) what it returned leaves what it keeps intact", async () => {
+    const memo = memoSession(await nodeSessions(relu, { name: "relu" }));
+    const x = () => f32(Float32Array.of(-1, 2, -3, 4), [4]);
+    const first = await memo.run({ x: x() });
+    (first.y!.data as Float32Array).fill(99);
+    const second = await memo.run({ x: x() });
+    expect(values(second.y)).toEqual([0, 2, 0, 4]);
+    (second.y!.data as Float32Array).fill(7);
+    expect(values((await memo.run({ x: x() })).y)).toEqual([0, 2, 0, 4]);
+    expect(memo.memo().hits).toBe(2);
+    await memo.release();
+  });
+
+  it("tells feeds apart by dims, values and fetches, and ignores feeds the graph does not take", async () => {
+    const memo = memoSession(await nodeSessions(relu, { name: "relu" }));
+    await memo.run({ x: f32(Float32Array.of(1, -2), [2]) });
+    await memo.run({ x: f32(Float32Array.of(1, -2), [2]), unused: f32(Float32Array.of(5), [1]) });
+    expect(memo.memo().hits).toBe(1);
+    expect(values((await memo.run({ x: f32(Float32Array.of(1, -3), [2]) })).y)).toEqual([1, 0]);
+    await memo.run({ x: f32(Float32Array.of(1, -2), [2]) }, ["y"]);
+    expect(memo.memo()).toMatchObject({ runs: 4, hits: 1, entries: 3 });
+    await memo.release();
+  });
+
+  it("keeps at most maxBytes, dropping the least recently used run", async () => {
+    // Each run keeps 8 floats (4 in, 4 out) = 32 bytes; 80 bytes hold two.
+    const memo = memoSession(await nodeSessions(relu, { name: "relu" }), { maxBytes: 80 });
+    const x = (v: number) => f32(Float32Array.of(v, v, v, v), [4]);
+    await memo.run({ x: x(1) });
+    await memo.run({ x: x(2) });
+    await memo.run({ x: x(1) }); // 1 is now the most recent
+    await memo.run({ x: x(3) }); // 2 goes
+    expect(memo.memo()).toMatchObject({ entries: 2, bytes: 64, hits: 1 });
+    await memo.run({ x: x(1) });
+    expect(memo.memo().hits).toBe(2);
+    await memo.run({ x: x(2) });
+    expect(memo.memo().hits).toBe(2);
+    await memo.release();
+  });
+
+  it("stops memoising a session whose runs do not repeat", async () => {
+    const memo = memoSession(await nodeSessions(relu, { name: "relu" }), { probeRuns: 10, minHitRate: 0.2 });
+    for (let i = 0; i < 12; i++) await memo.run({ x: f32(Float32Array.of(i), [1]) });
+    expect(memo.memo()).toMatchObject({ off: true, entries: 0, bytes: 0 });
+    expect(values((await memo.run({ x: f32(Float32Array.of(-5), [1]) })).y)).toEqual([0]);
+    await memo.release();
+  });
+
+  it("refuses options that cannot work, naming them", async () => {
+    const session = await nodeSessions(relu, { name: "relu" });
+    expect(() => memoSession(session, { maxBytes: 0 })).toThrow(
+      'memoSession(): expected maxBytes > 0, maxRunBytes > 0, probeRuns ≥ 1 and 0 ≤ minHitRate ≤ 1, got {"maxBytes":0}',
+    );
+    expect(() => memoSession(session, { minHitRate: 2 })).toThrow(RangeError);
+    await session.release();
+  });
+});
+
+describe("memoSessions and hasRandomOps", () => {
+  it("finds random operators, and never memoises a graph that has one", async () => {
+    expect(hasRandomOps(vision)).toBe(false);
+    expect(hasRandomOps(relu)).toBe(false);
+    expect(hasRandomOps(noisy)).toBe(true);
+    expect(hasRandomOps(Uint8Array.of(1, 2, 3))).toBe(true); // unreadable: not trusted to be pure
+    const sessions = memoSessions(nodeSessions);
+    const pure = await sessions(relu, { name: "relu" });
+    const random = await sessions(noisy, { name: "noisy" });
+    expect("memo" in pure).toBe(true);
+    expect("memo" in random).toBe(false);
+    const x = () => ({ x: f32(Float32Array.of(0, 0, 0, 0), [4]) });
+    expect(values((await random.run(x())).y)).not.toEqual(values((await random.run(x())).y));
+    await Promise.all([pure.release(), random.release()]);
+  });
+});

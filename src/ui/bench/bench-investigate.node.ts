@@ -1,0 +1,36 @@
+/**
+ * The investigation and report parts of `npm run bench:app` alone (the 600-case demo investigation, page vs CLI,
+ * and the report view), for working on them without the 100k-case and eval benches: `npx tsx
+ * src/ui/bench/bench-investigate.node.ts [investigate|report]…` (both by default). Prints the load average
+ * beside the figures: these machines are shared.
+ */
+import { readFileSync } from "node:fs";
+import { startBrowserHarness } from "../../node/browser-harness.ts";
+
+const line = (label: string, value: string) => console.log(`${label.padEnd(44)} ${value}`);
+const load = () => readFileSync("/proc/loadavg", "utf8").trim();
+const which = process.argv.slice(2);
+const wants = (name: string) => which.length === 0 || which.includes(name);
+
+const harness = await startBrowserHarness();
+try {
+  const page = await harness.context.newPage();
+  await page.goto(harness.url);
+  await page.getByTestId("library-add-demo").click();
+  await page.getByText(/\b3\b datasets/).waitFor({ timeout: 300_000 });
+  await page.close();
+  if (wants("investigate")) {
+    line("load average before", load());
+    await (await import("./investigate.bench.ts")).benchInvestigate(harness, line);
+    line("load average after", load());
+  }
+  if (wants("report")) {
+    line("load average before", load());
+    await (await import("./report-render.bench.ts")).benchReportRender(harness, line);
+    line("load average after", load());
+  }
+  if (harness.foreignRequests.length)
+    console.log(`requests that left the machine: ${harness.foreignRequests.join(", ")}`);
+} finally {
+  await harness.close();
+}
