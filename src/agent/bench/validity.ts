@@ -5,7 +5,10 @@
  * e-values and p-values do on the noise columns.
  */
 import { importTable } from "../../datasets/index.ts";
+import { associate } from "../association.ts";
 import type { Calibrator } from "../evalue.ts";
+import { codeValues } from "../signals.ts";
+import type { ScreenRule } from "../explore.ts";
 import { exploreCases } from "../run-explore.ts";
 import { syntheticLog, type SyntheticOptions } from "./synthetic.ts";
 
@@ -26,6 +29,12 @@ export interface ValidityTally {
   readonly noiseP05: number;
   /** Runs in which M2's screen let a noise signal through (selection only: M4 still decides). */
   readonly runsWithNoiseSelected: number;
+  /**
+   * Runs where the planted signal, tested alone on the sealed split with M4's test one-sided in its true
+   * direction at α = 0.05 (no screen, no family), rejects: the ceiling of any screen-then-confirm design
+   * on this split, whatever the screen and the family's α sharing.
+   */
+  readonly plantedSealedAlone: number;
   readonly msPerRun: number;
 }
 
@@ -45,6 +54,7 @@ export async function validity(
   log: Omit<SyntheticOptions, "seed"> = {},
   resamples = { explore: 50, sealed: 300 },
   calibrator?: Calibrator,
+  { screen, holdout }: { readonly screen?: Partial<ScreenRule>; readonly holdout?: number } = {},
 ): Promise<ValidityTally> {
   let plantedSupported = 0,
     plantedSelected = 0,
@@ -54,12 +64,37 @@ export async function validity(
     noiseSignals = 0,
     noiseESum = 0,
     noiseP05 = 0,
-    runsWithNoiseSelected = 0;
+    runsWithNoiseSelected = 0,
+    plantedSealedAlone = 0;
   const t0 = performance.now();
   for (const seed of seeds) {
     const truth = syntheticLog({ ...log, seed });
     const { cases } = importTable(truth.rows, { label: "passed", input: "prompt" });
-    const { report } = await exploreCases(cases, { seed, resamples, ...(calibrator ? { calibrator } : {}) });
+    const { report, result } = await exploreCases(cases, {
+      seed,
+      resamples,
+      ...(calibrator ? { calibrator } : {}),
+      ...(screen ? { screen } : {}),
+      ...(holdout ? { holdout } : {}),
+    });
+    if (truth.planted && result.sealed.opened) {
+      const sealed = result.sealed.open("M4");
+      const kind = typeof truth.rows[0]![truth.planted] === "boolean" ? "binary" : "numeric";
+      const a = associate(
+        kind,
+        codeValues(sealed.columns.get(truth.planted)!, kind, "true"),
+        sealed.failed,
+        sealed.ids.map((_, i) => i),
+        {
+          alternative: 1,
+          seed,
+          resamples: 20,
+          permutations: 4999,
+          ...(sealed.clusters ? { clusters: sealed.clusters } : {}),
+        },
+      );
+      if (a.p <= 0.05) plantedSealedAlone++;
+    }
     // A categorical noise column is tested as one signal per level: count the column once.
     const columnOf = (signal: string) => signal.split("=")[0]!;
     const supported = new Set(
@@ -93,6 +128,7 @@ export async function validity(
     noiseESum,
     noiseP05,
     runsWithNoiseSelected,
+    plantedSealedAlone,
     msPerRun: (performance.now() - t0) / Math.max(1, seeds.length),
   };
 }
