@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { walk } from "../figures/scene.ts";
 import { sceneProblems } from "../figures/testing.ts";
 import { parseReport, type Report } from "./schema.ts";
-import { allSections, numberCell, reportView, verdictTone, type Block } from "./view.ts";
+import { allSections, numberCell, reportView, reportViewParts, verdictTone, type Block } from "./view.ts";
 
 /** A report `evalrx investigate --sample 200 --seed 1` wrote (see fixtures/README.md). */
 const cliReport = (): Report =>
@@ -144,5 +144,17 @@ describe("cells", () => {
     for (const f of figures(view))
       for (const n of walk(f.scene.children))
         if (n.type === "rect") expect(Number.isFinite(n.x) && Number.isFinite(n.width)).toBe(true);
+  });
+});
+
+describe("reportViewParts", () => {
+  it("builds, section by section, the view reportView builds at once", () => {
+    const report = cliReport();
+    const whole = reportView(report, { width: 800 });
+    const parts = reportViewParts(report, { width: 800 });
+    expect(parts.header).toEqual(whole.header);
+    expect({ title: parts.title, width: parts.width }).toEqual({ title: whole.title, width: whole.width });
+    const sections = parts.sections.map((build) => build()).filter((s) => s !== undefined);
+    expect(sections).toEqual(whole.sections);
   });
 });

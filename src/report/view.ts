@@ -1024,21 +1024,49 @@ function methodsSection(report: Report): SectionView {
  *   // ["verdicts", "hypotheses", "signals", "probe", "repairs", "problems", "provenance", "methods"]
  */
 export function reportView(report: Report, options: ReportViewOptions = {}): ReportView {
+  const parts = reportViewParts(report, options);
+  const sections = parts.sections.map((build) => build()).filter((s): s is SectionView => s !== undefined);
+  return { title: parts.title, header: parts.header, sections, width: parts.width };
+}
+
+/** A report's view in parts: the header at once, each section built when its function is called. */
+export interface ReportViewParts {
+  readonly title: string;
+  readonly header: ReportHeaderView;
+  readonly width: number;
+  /** One builder per section, in order; a builder gives undefined when the report has nothing for it. */
+  readonly sections: readonly (() => SectionView | undefined)[];
+}
+
+/**
+ * The view `reportView` builds, as its header and one builder per section, so
+ * a page can build the sections one task at a time (the figures of a large
+ * report take a long task to build all at once).
+ *
+ * @example
+ * const parts = reportViewParts(report, { width: 1000 });
+ * parts.sections.map((build) => build()) // the sections of reportView(report, { width: 1000 }), undefined where it has none
+ */
+export function reportViewParts(report: Report, options: ReportViewOptions = {}): ReportViewParts {
   const width = Math.max(320, Math.min(1600, Math.round(options.width ?? 960)));
   const size = options.overlaySize ?? 160;
   const opacity = options.opacity ?? 0.6;
-  const sections = [
-    verdictsSection(report, width),
-    hypothesesSection(report, size, opacity),
-    signalsSection(report, width),
-    probeSection(report, width),
-    mechanismSection(report),
-    repairsSection(report, width),
-    problemsSection(report),
-    provenanceSection(report),
-    methodsSection(report),
-  ].filter((s): s is SectionView => s !== undefined);
-  return { title: `EvalRx report ${report.runId}`, header: header(report), sections, width };
+  return {
+    title: `EvalRx report ${report.runId}`,
+    header: header(report),
+    width,
+    sections: [
+      () => verdictsSection(report, width),
+      () => hypothesesSection(report, size, opacity),
+      () => signalsSection(report, width),
+      () => probeSection(report, width),
+      () => mechanismSection(report),
+      () => repairsSection(report, width),
+      () => problemsSection(report),
+      () => provenanceSection(report),
+      () => methodsSection(report),
+    ],
+  };
 }
 
 /**

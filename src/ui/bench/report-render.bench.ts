@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { BrowserHarness } from "../../node/browser-harness.ts";
+import { startMainThreadTrace, stopMainThreadTrace, taskLine } from "./main-thread-trace.ts";
 import { renderReportHtml } from "../../report/html.ts";
 import { parseReport } from "../../report/schema.ts";
 import { reportView } from "../../report/view.ts";
@@ -90,10 +91,16 @@ export async function benchReportRender(
 
     // Stored: from the reports list to the report's last section on screen, timed in the page frame by frame.
     const routes: number[] = [];
+    const browser = harness.context.browser()!;
+    let routeFrom = 0;
     for (let i = 0; i < 3; i++) {
       await page.evaluate(() => (location.hash = "#/report"));
       await page.getByTestId("reports-table").waitFor({ timeout: 30_000 });
       await page.waitForTimeout(300);
+      if (i === 0) {
+        routeFrom = await page.evaluate(() => performance.now());
+        await startMainThreadTrace(browser, page);
+      }
       routes.push(
         await page.evaluate(
           (hash) =>
@@ -111,11 +118,15 @@ export async function benchReportRender(
         ),
       );
     }
-    const tasks = await page.evaluate((t0) => {
-      const all = (window as unknown as { __reportTasks: { start: number; duration: number }[] }).__reportTasks;
-      const since = all.filter((t) => t.start >= t0);
-      return { max: Math.max(0, ...since.map((t) => t.duration)), count: since.length };
-    }, openFrom);
+    const traced = await stopMainThreadTrace(browser);
+    const longest = (from: number) =>
+      page.evaluate((t0) => {
+        const all = (window as unknown as { __reportTasks: { start: number; duration: number }[] }).__reportTasks;
+        const since = all.filter((t) => t.start >= t0);
+        return { max: Math.max(0, ...since.map((t) => t.duration)), count: since.length };
+      }, from);
+    const tasks = await longest(openFrom);
+    const routeTasks = await longest(routeFrom);
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
 
     line("report view: the report measured", what);
@@ -124,7 +135,11 @@ export async function benchReportRender(
       "report view: #/report/<id> → last section on screen",
       `${ms(median(routes))} median of 3 (${routes.map(ms).join(", ")}; target ≤ 1000 ms)`,
     );
-    line("report view: longest main-thread task", `${ms(tasks.max)} (${tasks.count} over 50 ms; target ≤ 200 ms)`);
+    line(
+      "report view: longest main-thread task",
+      `${ms(tasks.max)} from opening the file on (${tasks.count} over 50 ms); ${ms(routeTasks.max)} over the 3 route renders (target ≤ 200 ms)`,
+    );
+    line("  the route renders in Chromium's trace", taskLine(traced));
     line(
       "report view: page route vs Node (view + HTML)",
       `${ms(median(routes))} vs ${ms(median(nodeTimes))} → ${(median(routes) / median(nodeTimes)).toFixed(1)}×`,

@@ -1,6 +1,6 @@
 import { renderReportHtml } from "../../../report/html.ts";
 import type { Report } from "../../../report/schema.ts";
-import { reportView, type ReportView } from "../../../report/view.ts";
+import { reportViewParts, type ReportView, type SectionView } from "../../../report/view.ts";
 import type { AppServices } from "../../app/context.ts";
 import { href, type Route } from "../../app/routes.ts";
 import { errorText } from "../../app/errors.ts";
@@ -28,6 +28,18 @@ export function reportRoute(id?: string): Route {
  */
 export function reportHref(id?: string): string {
   return href(reportRoute(id));
+}
+
+/** Resolves in a new task (a message to this window's own channel: no 4 ms timer clamp), so the page can paint. */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(undefined);
+  });
 }
 
 /** Figure widths are rounded to this step, so a resize by a few px does not rebuild every scene. */
@@ -88,11 +100,6 @@ export class ReportState {
   readonly #app: AppServices;
   #disposed = false;
 
-  constructor(app: AppServices, id: string) {
-    this.#app = app;
-    this.id = id;
-  }
-
   /** The figures' width: the column less its padding, in steps, within what the figures draw well. */
   get figureWidth(): number {
     return Math.max(480, Math.min(1200, Math.floor(this.width / WIDTH_STEP) * WIDTH_STEP));
@@ -101,10 +108,34 @@ export class ReportState {
   /**
    * The report's view; rebuilt when the report or the width changes (opacity redraws the overlays only). Not
    * built before the page has measured its width, so a report is drawn once, not once at a guess and again.
+   * Its sections are built one task each (the evidence cases and figures of a 600-case report hold the main
+   * thread for a long task when built at once) and the view is put on screen whole, once built.
    */
-  view = $derived.by((): ReportView | undefined =>
-    this.report && this.width > 0 ? reportView(this.report, { width: this.figureWidth }) : undefined,
-  );
+  view = $state.raw<ReportView | undefined>();
+  #building = 0;
+
+  constructor(app: AppServices, id: string) {
+    this.#app = app;
+    this.id = id;
+    $effect(() => {
+      const report = this.report;
+      const width = this.width > 0 ? this.figureWidth : 0;
+      if (report && width) void this.#build(report, width);
+    });
+  }
+
+  async #build(report: Report, width: number): Promise<void> {
+    const token = ++this.#building;
+    const parts = reportViewParts(report, { width });
+    const sections: SectionView[] = [];
+    for (const build of parts.sections) {
+      await nextTask();
+      if (token !== this.#building || this.#disposed) return;
+      const section = build();
+      if (section) sections.push(section);
+    }
+    this.view = { title: parts.title, header: parts.header, sections, width: parts.width };
+  }
 
   async load(): Promise<void> {
     this.state = "loading";
