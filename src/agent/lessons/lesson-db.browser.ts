@@ -1,6 +1,6 @@
 import { openDB, type IDBPDatabase } from "idb";
-import { parseLesson, type LessonsRead } from "../agent/lessons/lesson-schema.ts";
-import type { Lesson } from "../agent/lessons/lessons.ts";
+import { parseLesson, type LessonsRead } from "./lesson-schema.ts";
+import type { Lesson } from "./lessons.ts";
 
 /** A database of its own, so lessons never need a migration of the runs' schema. */
 const DB_NAME = "evalrx-lessons";

@@ -1,7 +1,7 @@
 import { deleteDB, openDB } from "idb";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Lesson } from "../agent/lessons/lessons.ts";
-import { LessonDb } from "./lessons.browser.ts";
+import type { Lesson } from "./lessons.ts";
+import { LessonDb } from "./lesson-db.browser.ts";
 
 const NAME = "evalrx-lessons-test";
 

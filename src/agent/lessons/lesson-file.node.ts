@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
-import { parseLesson, type LessonsRead } from "../agent/lessons/lesson-schema.ts";
-import type { Lesson } from "../agent/lessons/lessons.ts";
+import { parseLesson, type LessonsRead } from "./lesson-schema.ts";
+import type { Lesson } from "./lessons.ts";
 
 /**
  * The lessons store of the Node CLI: one JSON lesson per line in a file beside

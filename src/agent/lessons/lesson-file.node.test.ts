@@ -2,8 +2,8 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Lesson } from "../agent/lessons/lessons.ts";
-import { LessonFile } from "./lessons.node.ts";
+import type { Lesson } from "./lessons.ts";
+import { LessonFile } from "./lesson-file.node.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "evalrx-lessons-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
