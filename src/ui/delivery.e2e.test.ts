@@ -1,7 +1,8 @@
 /**
  * Delivery from `vite preview` (`npm start`): the wasm runtime and the bundled models go out precompressed
  * (`.br`, `.gz` written at build time) with their `Content-Encoding` and unpack to the very bytes built; a
- * request that repeats the ETag gets 304 (nothing sent again); Vite's hashed assets are immutable.
+ * request that repeats the ETag gets 304 (nothing sent again); Vite's hashed assets go out compressed and
+ * immutable; the service worker script is always revalidated.
  */
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -47,6 +48,12 @@ it("serves the wasm and the models precompressed, revalidates them with 304, and
   expect((await plain.body()).length).toBe(raw);
   const script = await page.locator("script[type=module][src]").first().getAttribute("src");
   expect(script).toMatch(/^\/assets\/.+-[\w-]{8,}\.js$/);
-  const asset = await page.request.get(`${harness.url}${script!.slice(1)}`);
+  const asset = await page.request.get(`${harness.url}${script!.slice(1)}`, { headers: { "Accept-Encoding": "br" } });
   expect(asset.headers()["cache-control"]).toBe("public, max-age=31536000, immutable");
+  expect(asset.headers()["content-encoding"]).toBe("br");
+  expect(await asset.text()).toBe(readFileSync(join(harness.outDir, script!.slice(1)), "utf8"));
+  // The service worker is always revalidated, so a new build is found on the next visit.
+  const sw = await page.request.get(`${harness.url}sw.js`);
+  expect(sw.headers()["cache-control"]).toBe("no-cache");
+  expect(await sw.text()).toMatch(/^const __EVALRX_PRECACHE__ = \{"version":"[0-9a-f]{16}"/);
 });

@@ -1,0 +1,99 @@
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { precacheManifest, strategyFor, toDownload, type PrecacheManifest } from "./precache.ts";
+
+const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+const file = (path: string, body = path) => ({ path, bytes: body.length, hash: sha(body) });
+const BUILD = [
+  file("index.html"),
+  file("assets/index-AbCdEf12.js"),
+  file("assets/index-AbCdEf12.js.br"),
+  file("ort/ort-wasm-simd-threaded.wasm"),
+  file("ort/ort-wasm-simd-threaded.wasm.gz"),
+  file("ort/ort-wasm-simd-threaded.asyncify.wasm"),
+  file("ort/ort-wasm-simd-threaded.asyncify.mjs"),
+  file("ort/ort-wasm-simd-threaded.jspi.wasm"),
+  file("models/tiny-vlm/config.json"),
+  file("sw.js"),
+];
+const ORIGIN = "http://localhost:4173";
+
+describe("precacheManifest", () => {
+  it("keeps every built file but the compressed twins and sw.js, sorted, wasm builds the app does not load marked lazy", () => {
+    const m = precacheManifest(BUILD, "0.1.0", sha);
+    expect(m.entries.map((e) => e.url)).toEqual([
+      "/assets/index-AbCdEf12.js",
+      "/index.html",
+      "/models/tiny-vlm/config.json",
+      "/ort/ort-wasm-simd-threaded.asyncify.mjs",
+      "/ort/ort-wasm-simd-threaded.asyncify.wasm",
+      "/ort/ort-wasm-simd-threaded.jspi.wasm",
+      "/ort/ort-wasm-simd-threaded.wasm",
+    ]);
+    expect(m.entries.filter((e) => e.lazy).map((e) => e.url)).toEqual(["/ort/ort-wasm-simd-threaded.jspi.wasm"]);
+    expect(m.entries[1]).toEqual({ url: "/index.html", revision: sha("index.html").slice(0, 16), bytes: 10 });
+    expect(m.version).toMatch(/^[0-9a-f]{16}$/);
+    expect(m.appVersion).toBe("0.1.0");
+  });
+
+  it("names a build by its files: the same files give the same version, one changed byte another", () => {
+    const a = precacheManifest(BUILD, "0.1.0", sha);
+    expect(precacheManifest([...BUILD].reverse(), "0.1.0", sha).version).toBe(a.version);
+    const edited = BUILD.map((f) => (f.path === "index.html" ? file("index.html", "index.html!") : f));
+    expect(precacheManifest(edited, "0.1.0", sha).version).not.toBe(a.version);
+  });
+
+  it("refuses a path outside the build, a file without a hash, and a build without index.html", () => {
+    expect(() => precacheManifest([...BUILD, file("../etc/passwd")], "0.1.0", sha)).toThrow(
+      "precacheManifest: '../etc/passwd' is not a path inside the build",
+    );
+    expect(() => precacheManifest([{ path: "a.js", bytes: 1, hash: "nope" }], "0.1.0", sha)).toThrow(
+      "precacheManifest: 'a.js' has no hex hash (got 'nope')",
+    );
+    expect(() => precacheManifest([file("a.js")], "0.1.0", sha)).toThrow(
+      "precacheManifest: the build has no index.html, so the app could not start offline",
+    );
+  });
+});
+
+describe("strategyFor", () => {
+  const m = precacheManifest(BUILD, "0.1.0", sha);
+  const byUrl = new Map(m.entries.map((e) => [e.url, e]));
+  const kind = (url: string, mode = "cors", method = "GET") => strategyFor({ url, mode, method }, byUrl, ORIGIN).kind;
+
+  it("answers the app's page loads with the shell, and its built files from the precache", () => {
+    expect(kind(`${ORIGIN}/#/runs/x`, "navigate")).toBe("shell");
+    expect(kind(`${ORIGIN}/index.html`, "navigate")).toBe("shell");
+    expect(kind(`${ORIGIN}/ort/ort-wasm-simd-threaded.wasm`)).toBe("precache");
+    expect(kind(`${ORIGIN}/models/tiny-vlm/config.json`)).toBe("precache");
+  });
+
+  it("answers 404 for a file the build's own folders do not have (a probe for an optional model file)", () => {
+    expect(kind(`${ORIGIN}/models/tiny-vlm/generation_config.json`)).toBe("missing");
+    expect(kind(`${ORIGIN}/assets/index-Old00000.js`)).toBe("missing");
+  });
+
+  it("keeps served model files (network first), and leaves the hub, POSTs and other files alone", () => {
+    expect(kind("http://127.0.0.1:8000/my-model/onnx/model.onnx")).toBe("runtime");
+    expect(kind(`${ORIGIN}/served/my-model/config.json`)).toBe("runtime");
+    expect(kind("https://huggingface.co/owner/name/resolve/main/config.json")).toBe("network");
+    expect(kind("https://huggingface.co/api/models/owner/name")).toBe("network");
+    expect(kind(`${ORIGIN}/ort/ort-wasm-simd-threaded.wasm`, "cors", "POST")).toBe("network");
+    expect(kind("http://127.0.0.1:7777/jobs")).toBe("network");
+    expect(kind("data:text/plain,hi")).toBe("network");
+    expect(kind(`${ORIGIN}/elsewhere.html`, "navigate")).toBe("network");
+  });
+});
+
+describe("toDownload", () => {
+  it("downloads only what no older build kept with the same bytes, and never a lazy file", () => {
+    const a = precacheManifest(BUILD, "0.1.0", sha);
+    const changed = BUILD.map((f) => (f.path === "index.html" ? file("index.html", "new shell") : f));
+    const b: PrecacheManifest = precacheManifest([...changed, file("assets/extra-12345678.js")], "0.1.0", sha);
+    const { download, reuse } = toDownload(b, [a]);
+    expect(download.map((e) => e.url)).toEqual(["/assets/extra-12345678.js", "/index.html"]);
+    expect(reuse.map((r) => r.entry.url)).toContain("/ort/ort-wasm-simd-threaded.wasm");
+    expect(reuse.every((r) => r.from === a.version)).toBe(true);
+    expect(toDownload(a, []).download.map((e) => e.url)).not.toContain("/ort/ort-wasm-simd-threaded.jspi.wasm");
+  });
+});

@@ -1,0 +1,230 @@
+/// <reference lib="webworker" />
+/**
+ * EvalRx's service worker: keeps one build of the app (its shell, chunks, the ONNX Runtime wasm, the
+ * bundled models, the demo data) so the app starts and runs with the network off, and keeps the model files
+ * of served folders the user opened. The build writes it to `sw.js` with that build's precache manifest
+ * (`__EVALRX_PRECACHE__`, see src/ui/offline/build-sw.node.ts).
+ *
+ * Updates never mix builds: each build has its own cache and answers only from it, so a page keeps getting
+ * the files it was loaded with. A new build installs beside the old one (copying the files whose bytes did
+ * not change, downloading the rest and checking each against its hash), then waits; it takes over only when
+ * the user chooses to reload (`skip-waiting`) or every tab of the old build is closed, and then deletes the
+ * old build's cache.
+ */
+import {
+  MANIFEST_KEY,
+  PRECACHE_PREFIX,
+  RUNTIME_CACHE,
+  precacheName,
+  strategyFor,
+  toDownload,
+  type PrecacheEntry,
+  type PrecacheManifest,
+} from "./precache.ts";
+import { OFFLINE_CHANNEL, type BuildAnswer, type OfflineBroadcast, type OfflineRequest } from "./messages.ts";
+
+declare const __EVALRX_PRECACHE__: PrecacheManifest;
+
+const sw = self as unknown as ServiceWorkerGlobalScope;
+const manifest = __EVALRX_PRECACHE__;
+const CACHE = precacheName(manifest.version);
+const byUrl = new Map(manifest.entries.map((e) => [e.url, e]));
+const channel = new BroadcastChannel(OFFLINE_CHANNEL);
+const say = (message: OfflineBroadcast) => channel.postMessage(message);
+
+/**
+ * Cross-origin isolation for the page: kept when the host sent it, added when it did not (a static host
+ * that sends no headers), so ONNX Runtime keeps its threads when the shell comes from this cache.
+ */
+const ISOLATION: Record<string, string> = {
+  "Cross-Origin-Opener-Policy": "same-origin",
+  "Cross-Origin-Embedder-Policy": "require-corp",
+};
+
+const hex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+
+/** The server holds another build's file under this build's name. */
+class OtherBuildError extends Error {
+  override name = "OtherBuildError";
+}
+
+/**
+ * The response to keep for `entry`, read whole and checked against its revision: a file that is not the
+ * one this build names (the host already serves a newer build) is refused, never kept or served.
+ */
+async function verified(entry: PrecacheEntry, response: Response): Promise<Response> {
+  if (!response.ok) {
+    const message = `${entry.url}: the server answered ${response.status} ${response.statusText}`;
+    // A file this build names that the server no longer has: the server holds another build now.
+    throw response.status === 404 ? new OtherBuildError(message) : new Error(message);
+  }
+  const body = await response.arrayBuffer();
+  const revision = hex(await crypto.subtle.digest("SHA-256", body)).slice(0, 16);
+  if (revision !== entry.revision)
+    throw new OtherBuildError(
+      `${entry.url}: the server sent another build's file (hash ${revision}, this build's is ${entry.revision})`,
+    );
+  // The browser decoded the body: drop the transfer's encoding and length, keep the rest (type, COEP); worker
+  // scripts of an isolated page need COEP themselves, so it is added where the host sent none.
+  const headers = new Headers(response.headers);
+  headers.delete("Content-Encoding");
+  headers.set("Content-Length", String(body.byteLength));
+  for (const [name, value] of Object.entries(ISOLATION)) if (!headers.has(name)) headers.set(name, value);
+  return new Response(body, { status: response.status, statusText: response.statusText, headers });
+}
+
+/** Fetches one entry from the server: hashed assets may come from the HTTP cache, the rest is revalidated. */
+async function download(entry: PrecacheEntry): Promise<Response> {
+  const cache: RequestCache = entry.url.startsWith("/assets/") ? "default" : "no-cache";
+  return verified(entry, await fetch(entry.url, { cache, credentials: "same-origin" }));
+}
+
+/** The manifests of the older builds still kept, by cache name. */
+async function olderManifests(): Promise<PrecacheManifest[]> {
+  const out: PrecacheManifest[] = [];
+  for (const name of await caches.keys()) {
+    if (!name.startsWith(PRECACHE_PREFIX) || name === CACHE) continue;
+    const kept = await (await caches.open(name)).match(MANIFEST_KEY);
+    if (kept) out.push((await kept.json()) as PrecacheManifest);
+  }
+  return out;
+}
+
+/**
+ * Fills this build's cache: files already in it (an install cut short) stay, unchanged files are copied
+ * from an older build's cache, the rest are downloaded four at a time. The manifest is written last, so a
+ * cache without it is an install that did not finish.
+ */
+async function install(): Promise<void> {
+  const cache = await caches.open(CACHE);
+  const { download: missing, reuse } = toDownload(manifest, await olderManifests());
+  const have = new Set((await cache.keys()).map((r) => new URL(r.url).pathname));
+  const queue = missing.filter((e) => !have.has(e.url));
+  for (const { entry, from } of reuse) {
+    if (have.has(entry.url)) continue;
+    const old = await (await caches.open(precacheName(from))).match(entry.url);
+    if (old) await cache.put(entry.url, old);
+    else if (!entry.lazy) queue.push(entry);
+  }
+  const total = queue.reduce((sum, e) => sum + e.bytes, 0);
+  let done = 0;
+  say({ type: "progress", version: manifest.version, done, total });
+  const next = async (): Promise<void> => {
+    for (let entry = queue.shift(); entry; entry = queue.shift()) {
+      await cache.put(entry.url, await download(entry));
+      done += entry.bytes;
+      say({ type: "progress", version: manifest.version, done, total });
+    }
+  };
+  await Promise.all([next(), next(), next(), next()]);
+  await cache.put(MANIFEST_KEY, Response.json(manifest));
+}
+
+sw.addEventListener("install", (event) => {
+  event.waitUntil(
+    install().then(
+      () => say({ type: "installed", version: manifest.version }),
+      (error: unknown) => {
+        say({ type: "install-failed", version: manifest.version, message: String((error as Error)?.message ?? error) });
+        throw error;
+      },
+    ),
+  );
+});
+
+sw.addEventListener("activate", (event) => {
+  event.waitUntil(
+    (async () => {
+      for (const name of await caches.keys())
+        if (name.startsWith(PRECACHE_PREFIX) && name !== CACHE) await caches.delete(name);
+      // Pages that have no worker yet (the first visit) get this one, so the models they open are kept;
+      // the page checks that it is of this build (src/ui/offline/offline.svelte.ts).
+      await sw.clients.claim();
+      say({ type: "activated", version: manifest.version });
+    })(),
+  );
+});
+
+sw.addEventListener("message", (event) => {
+  const request = event.data as OfflineRequest | undefined;
+  if (request?.type === "skip-waiting") void sw.skipWaiting();
+  else if (request?.type === "build")
+    event.ports[0]?.postMessage({ version: manifest.version, appVersion: manifest.appVersion } satisfies BuildAnswer);
+});
+
+/** The shell (index.html) of this build, with cross-origin isolation; the network when it is not kept. */
+async function shell(request: Request): Promise<Response> {
+  const kept = await (await caches.open(CACHE)).match("/index.html");
+  const response = kept ?? (await fetch(request));
+  if (Object.keys(ISOLATION).every((name) => response.headers.has(name))) return response;
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(ISOLATION)) if (!headers.has(name)) headers.set(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
+/** Lazy files being downloaded, by URL: requests that overlap share one download. */
+const keeping = new Map<string, Promise<Response>>();
+
+/**
+ * A built file from this build's cache; a lazy (or evicted) one is downloaded, checked and kept. The
+ * download is the worker's own, not the page's request: a page that gives up on it (an engine check that
+ * stops early) does not stop it from being kept.
+ */
+async function precached(event: FetchEvent, entry: PrecacheEntry): Promise<Response> {
+  const cache = await caches.open(CACHE);
+  const kept = await cache.match(entry.url);
+  if (kept) return kept;
+  let pending = keeping.get(entry.url);
+  if (!pending) {
+    pending = download(entry).then(async (response) => {
+      await cache.put(entry.url, response.clone());
+      return response;
+    });
+    keeping.set(entry.url, pending);
+    const settled = pending.then(
+      () => keeping.delete(entry.url),
+      () => keeping.delete(entry.url),
+    );
+    event.waitUntil(settled);
+  }
+  try {
+    return (await pending).clone();
+  } catch (error) {
+    if (!(error instanceof OtherBuildError)) throw error; // offline: the request fails as it would without a worker
+    return new Response(`${error.message}. A new version of EvalRx was published: reload the page to use it.`, {
+      status: 503,
+      statusText: "Another build",
+      headers: { "Content-Type": "text/plain" },
+    });
+  }
+}
+
+/** A served model file: the network first (a served folder may change), the kept copy when offline. */
+async function runtime(event: FetchEvent): Promise<Response> {
+  const cache = await caches.open(RUNTIME_CACHE);
+  try {
+    const response = await fetch(event.request);
+    if (response.status === 200 && (response.type === "basic" || response.type === "cors"))
+      event.waitUntil(cache.put(event.request, response.clone()).catch(() => undefined));
+    return response;
+  } catch (error) {
+    const kept = await cache.match(event.request);
+    if (kept) return kept;
+    throw error;
+  }
+}
+
+sw.addEventListener("fetch", (event) => {
+  const strategy = strategyFor(event.request, byUrl, sw.location.origin);
+  if (strategy.kind === "shell") event.respondWith(shell(event.request));
+  else if (strategy.kind === "precache") event.respondWith(precached(event, strategy.entry));
+  else if (strategy.kind === "missing")
+    event.respondWith(
+      new Response(`no such file in this build: ${new URL(event.request.url).pathname}`, {
+        status: 404,
+        statusText: "Not Found",
+        headers: { "Content-Type": "text/plain", ...ISOLATION },
+      }),
+    );
+  else if (strategy.kind === "runtime") event.respondWith(runtime(event));
+});
