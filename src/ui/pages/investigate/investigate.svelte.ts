@@ -225,9 +225,14 @@ export class InvestigationState {
     }
     try {
       const store = await this.#app.store.ready;
-      const records = await store.events(this.runId);
+      // This tab's job has finished and its events end with run.finished: they are the stored latest attempt
+      // already. Kept as they are (the same objects), the panels built from them are not built again, and the
+      // log is not read and cloned on this thread at the end of the run.
+      const live = this.live?.events;
+      const complete = this.job?.state === "finished" && live?.at(-1)?.type === "run.finished";
+      const events = complete ? live! : latestAttempt(await store.events(this.runId));
       if (token !== this.#reading) return;
-      this.stored = latestAttempt(records);
+      this.stored = events;
       this.settled = true;
       this.storedFailure = undefined;
       if (this.head?.status !== "running") this.holder = undefined;
