@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import { Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
@@ -58,6 +59,9 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
   const queue = new Queue<TrialData, TrialResult>(TRIAL_QUEUE, { connection });
   const events = new QueueEvents(TRIAL_QUEUE, { connection });
   await events.waitUntilReady();
+  // Every trial in flight waits on these two: as many listeners as a run has trials in flight.
+  queue.setMaxListeners(0);
+  events.setMaxListeners(0);
   const admin = new Redis(connection);
   const stallMs = options.stallMs ?? 60_000;
   const attempts = options.attempts ?? 5;
@@ -88,6 +92,7 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
   );
   watchdog.unref();
 
+  const widened = new WeakSet<AbortSignal>();
   const trials = (plan: TrialPlan): Model => {
     // runEval derives each trial's seed from (base, case, repeat): that seed, with the prompt, names the trial.
     const byKey = new Map<string, { caseId: string; repeat: number }[]>();
@@ -112,6 +117,11 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
             `the queue got a trial that is not in run '${plan.runId}''s plan (seed ${rest.seed}); this is a bug`,
           );
         signal?.throwIfAborted();
+        // Each trial in flight listens on the run's signal while it waits: as many as are in flight.
+        if (signal && !widened.has(signal)) {
+          widened.add(signal);
+          setMaxListeners(0, signal);
+        }
         const data: TrialData = {
           runId: plan.runId,
           caseId: trial.caseId,
@@ -129,22 +139,25 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
           removeOnFail: { age: 24 * 3600 },
         });
         const answer = job.waitUntilFinished(events);
+        let stop = () => undefined as void;
         const result = await (
           signal
             ? Promise.race([
                 answer,
                 new Promise<never>((_, reject) => {
-                  const stop = () => reject(new CancelledError("cancelled"));
+                  stop = () => reject(new CancelledError("cancelled"));
                   if (signal.aborted) stop();
                   signal.addEventListener("abort", stop, { once: true });
                 }),
               ])
             : answer
-        ).catch(async (error: unknown) => {
-          // Cancelled while waiting: an item nobody has taken yet leaves the queue (an active one finishes unread).
-          if (signal?.aborted) await job.remove().catch(() => undefined);
-          throw error;
-        });
+        )
+          .finally(() => signal?.removeEventListener("abort", stop))
+          .catch(async (error: unknown) => {
+            // Cancelled while waiting: an item nobody has taken yet leaves the queue (an active one finishes unread).
+            if (signal?.aborted) await job.remove().catch(() => undefined);
+            throw error;
+          });
         // Answered: the item is done with; the store now holds the truth.
         void job.remove().catch(() => undefined);
         if ("error" in result) throw new Error(result.error);

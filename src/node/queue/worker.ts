@@ -35,8 +35,9 @@ export interface TrialWorker {
  * liveness by it). A model error is the trial's answer; a worker that dies
  * leaves its item to be retried by the others once its lock runs out.
  *
- * Fault points for the kill tests (`EVALRX_FAULT_AT`, see `faults.ts`):
- * `worker-generate` (SIGKILL itself mid-item); `EVALRX_WORKER_HANG=1` makes
+ * Fault points for the kill tests: `EVALRX_FAULT_AT=worker-generate` (see
+ * `faults.ts`) and `EVALRX_WORKER_KILL_AFTER=<n>` SIGKILL the process in the
+ * middle of its first or its (n+1)-th item; `EVALRX_WORKER_HANG=1` makes
  * every item hang forever while the lock stays renewed (a wedged worker).
  *
  * @example const worker = await startTrialWorker("redis://127.0.0.1:6379", { modelsRoot: "models" })
@@ -50,6 +51,8 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
   const lockMs = options.lockMs ?? 30_000;
   let answered = 0;
   const hang = process.env["EVALRX_WORKER_HANG"] === "1";
+  const killAfter = process.env["EVALRX_WORKER_KILL_AFTER"];
+  let started = 0;
 
   const process_ = async (job: Job<TrialData, TrialResult>): Promise<TrialResult> => {
     const data = job.data;
@@ -65,6 +68,8 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
     await beat("generating");
     if (hang) await new Promise<never>(() => undefined);
     faultPoint("worker-generate");
+    // kill -9 in the middle of the (n+1)-th item: a seeded point of a kill test.
+    if (killAfter !== undefined && ++started > Number(killAfter)) process.kill(process.pid, "SIGKILL");
     try {
       return { output: await loaded.model.generate(decodeInput(data), data.options) };
     } catch (error) {
@@ -76,7 +81,8 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
     connection: connectionOptions(address),
     concurrency: options.concurrency ?? 1,
     lockDuration: lockMs,
-    stalledInterval: Math.max(200, Math.floor(lockMs / 2)),
+    // How often this worker looks for items whose lock is gone (a dead worker's, or one the watchdog took back).
+    stalledInterval: Math.max(200, Math.min(1000, Math.floor(lockMs / 2))),
     // A killed worker's item is retried however often workers die under it; the store keeps it judged once.
     maxStalledCount: 1_000_000,
   });
