@@ -13,6 +13,7 @@
  *   #/investigate[/<id>]        start an investigation (M1→M5), or follow one
  *   #/playground                one question to one model
  *   #/settings                  engine, defaults, storage
+ *   #/pair[?companion=…&token=…]   pair with a local evalrx companion (the link it prints), or see it
  *   #/share[/<payload>]         a shared report or run carried in the link itself (read-only), or open a bundle
  *
  * Path segments and query values are URI-encoded, so ids may hold any character.
@@ -34,6 +35,7 @@ export type Route =
   | { readonly page: "report"; readonly id?: string }
   | { readonly page: "playground"; readonly dataset?: string; readonly caseId?: string }
   | { readonly page: "settings" }
+  | { readonly page: "pair"; readonly companion?: string; readonly token?: string }
   | { readonly page: "share"; readonly payload?: string }
   | { readonly page: "not-found"; readonly path: string };
 
@@ -86,6 +88,12 @@ export const ROUTES: readonly {
     about: "one question, one answer, where the model looked",
   },
   { page: "settings", pattern: "#/settings", title: "Settings", about: "engine (WebGPU or WASM), defaults, storage" },
+  {
+    page: "pair",
+    pattern: "#/pair[?companion=<url>&token=<token>]",
+    title: "Companion",
+    about: "pair with evalrx companion: evals on this machine's CPU, written back here",
+  },
 ];
 
 const decode = (segment: string): string | undefined => {
@@ -128,6 +136,13 @@ export function parseRoute(hash: string): Route {
       return none ? { page: "models" } : notFound;
     case "settings":
       return none ? { page: "settings" } : notFound;
+    case "pair":
+      if (!none) return notFound;
+      return {
+        page: "pair",
+        ...(one("companion") !== undefined ? { companion: one("companion") } : {}),
+        ...(one("token") !== undefined ? { token: one("token") } : {}),
+      };
     case "datasets":
       if (rest.length > 1 || rest[0] === "") return notFound;
       return rest[0] === undefined ? { page: "datasets" } : { page: "datasets", id: rest[0] };
@@ -204,6 +219,8 @@ export function href(route: Route): string {
       return route.id === undefined ? "#/report" : `#/report/${e(route.id)}`;
     case "playground":
       return `#/playground${query({ dataset: route.dataset, case: route.caseId })}`;
+    case "pair":
+      return `#/pair${query({ companion: route.companion, token: route.token })}`;
     case "share":
       return route.payload === undefined ? "#/share" : `#/share/${e(route.payload)}`;
     case "not-found":
