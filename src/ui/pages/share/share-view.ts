@@ -71,11 +71,25 @@ export function metricRows(summary: SharedRunSummary | undefined): MetricRow[] {
  * @example bundleName({ kind: "run", run: { id: "pope/1 <x>" }, … }) // "pope_1_x_.evalrx.zip"
  */
 export function bundleName(share: SharePayload): string {
+  return `${safeFileStem(share)}.evalrx.zip`;
+}
+
+/**
+ * The file name of a shared report's HTML export: its run id, made safe as `bundleName` does.
+ *
+ * @example reportHtmlName({ kind: "report", report: { runId: "investigate/1 <x>" }, … }) // "investigate_1_x_.html"
+ */
+export function reportHtmlName(share: SharePayload): string {
+  return `${safeFileStem(share)}.html`;
+}
+
+/** The shared run's or report's id as a file name: no path separators, markup or leading dots; 80 characters. */
+function safeFileStem(share: SharePayload): string {
   const id = share.kind === "report" ? share.report.runId : share.run.id;
-  const safe =
+  return (
     id
       .replace(/[^\w.-]+/g, "_")
       .replace(/^[._]+/, "")
-      .slice(0, 80) || "shared";
-  return `${safe}.evalrx.zip`;
+      .slice(0, 80) || "shared"
+  );
 }

@@ -3,10 +3,11 @@
  * verdicts) with no server; a run link full of hostile strings (`<script>`, `onerror=`, `javascript:`,
  * `</style>`, bidi controls) renders them as text, runs nothing and fetches nothing, and saves as a run;
  * a bundle opens the same way; a decompression bomb, an oversized link, malformed base64 and a schema
- * violation each say what is wrong and show nothing from the payload.
+ * violation each say what is wrong and show nothing from the payload. A shared report saves to my reports
+ * (listed on #/report, reopened with its verdicts) and downloads as the very HTML file the CLI writes.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +17,8 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startBrowserHarness, type BrowserHarness } from "../../../node/browser-harness.ts";
 import { watchInert } from "./inert-watch.ts";
+import { renderReportHtml } from "../../../report/html.ts";
+import { href } from "../../app/routes.ts";
 import { neutralizeBidi } from "../../../report/safe-text.ts";
 import { demoReport, demoRunExport } from "../../../share/fixtures.ts";
 import { deflateRaw, runLink, reportLink, toBase64Url, writeBundle, MAX_LINK_CHARS } from "../../../share/index.ts";
@@ -62,6 +65,44 @@ it("opens the link the CLI printed: the same report, the same verdicts, in well 
   expect(await page.getByTestId("shared-verdict").allTextContents()).toEqual(report.hypotheses.map((h) => h.verdict));
   expect(await page.getByTestId("shared-report-question").textContent()).toBe(neutralizeBidi(report.question));
   expect(await page.getByTestId("share-title").textContent()).toBe(`Report ${neutralizeBidi(report.runId)}`);
+  await expectInert();
+});
+
+it("saves a shared report to my reports and downloads the same HTML file the CLI and the report page write", async () => {
+  const report = demoReport({ cases: 600, hostile: true });
+  const shared = await reportLink(report);
+  expect(shared.payload.kind).toBe("report");
+  const carried = (shared.payload as Extract<typeof shared.payload, { kind: "report" }>).report;
+  await open(shared.token);
+  await page.getByTestId("shared-report-hypotheses").waitFor();
+  const download = async (testid: string) => {
+    const [file] = await Promise.all([page.waitForEvent("download"), page.getByTestId(testid).click()]);
+    return { name: file.suggestedFilename(), text: readFileSync((await file.path())!, "utf8") };
+  };
+  const fromShare = await download("share-html");
+  expect(fromShare.text).toBe(renderReportHtml(carried));
+  expect(fromShare.name).toMatch(/^[\w.-]+\.html$/);
+  const verdicts = [...fromShare.text.matchAll(/<span class="verdict tone-\w+">(\w+)<\/span>/g)].map((m) => m[1]);
+  expect(verdicts).toEqual(expect.arrayContaining(report.hypotheses.map((h) => h.verdict)));
+
+  await page.getByTestId("share-save-report").click();
+  await page.getByTestId("share-saved-report").waitFor();
+  await page.getByTestId("share-saved-report").getByRole("link").click();
+  await page.getByTestId("report-end").waitFor({ timeout: 60_000 });
+  const counts = (v: string) => report.hypotheses.filter((h) => h.verdict === v).length;
+  expect(await page.getByTestId("report-verdicts").textContent()).toMatch(
+    new RegExp(
+      `${counts("SUPPORTED")} SUPPORTED.*${counts("REFUTED")} REFUTED.*${counts("INCONCLUSIVE")} INCONCLUSIVE`,
+    ),
+  );
+  await expectInert();
+  const fromReportPage = await download("export-html");
+  expect(fromReportPage.text).toBe(fromShare.text);
+  // Listed among my reports, and there after a reload (IndexedDB).
+  await page.goto(`${harness.url}#/report`);
+  await page.reload();
+  const link = href({ page: "report", id: report.runId });
+  await expect.poll(() => page.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href")))).toContain(link);
   await expectInert();
 });
 

@@ -10,12 +10,14 @@ import {
   type BundleContent,
   type SharePayload,
 } from "../../../share/index.ts";
+import { renderReportHtml } from "../../../report/html.ts";
 import { neutralizeBidi } from "../../../report/safe-text.ts";
 import type { RunExport } from "../../../store/types.ts";
 import type { AppServices } from "../../app/context.ts";
 import { errorText } from "../../app/errors.ts";
 import { downloadBlob } from "../runs/run-files.ts";
-import { bundleName } from "./share-view.ts";
+import { saveReport } from "../report/report-store.ts";
+import { bundleName, reportHtmlName } from "./share-view.ts";
 
 /** What the share page holds: nothing yet, a link being read, a refusal (and why), or the share itself. */
 export type ShareLoad =
@@ -41,7 +43,10 @@ export type ShareLoad =
 export class ShareState {
   load = $state.raw<ShareLoad>({ state: "empty" });
   saving = $state(false);
+  /** The run id the shared run was saved as (`#/runs/<id>`). */
   saved = $state<string | undefined>();
+  /** The run id the shared report was saved as (`#/report/<id>`). */
+  savedReport = $state<string | undefined>();
   actionFailure = $state<string | undefined>();
   #generation = 0;
   readonly #app: AppServices;
@@ -54,6 +59,7 @@ export class ShareState {
   async open(payload: string | undefined): Promise<void> {
     const generation = ++this.#generation;
     this.saved = undefined;
+    this.savedReport = undefined;
     this.actionFailure = undefined;
     if (payload === undefined) {
       this.load = { state: "empty" };
@@ -73,6 +79,7 @@ export class ShareState {
   async openBundle(file: File): Promise<void> {
     const generation = ++this.#generation;
     this.saved = undefined;
+    this.savedReport = undefined;
     this.actionFailure = undefined;
     const refuse = (message: string) => {
       if (generation === this.#generation) this.load = { state: "refused", message, from: "bundle" };
@@ -136,6 +143,39 @@ export class ShareState {
       this.actionFailure = `Saving the run failed: ${errorText(error)}`;
     } finally {
       this.saving = false;
+    }
+  }
+
+  /**
+   * Keeps the shared report among this browser's reports (listed under `#/report`, opened at
+   * `#/report/<id>`), as it was shared: a link's report without the per-case detail the link dropped.
+   */
+  async saveReport(): Promise<void> {
+    const load = this.load;
+    if (load.state !== "open" || load.share.kind !== "report") return;
+    this.saving = true;
+    this.actionFailure = undefined;
+    try {
+      const store = await this.#app.store.ready;
+      const id = await saveReport(store, load.share.report, load.from === "link" ? "a share link" : "a bundle file");
+      this.#app.store.changed({ kind: "runs", id });
+      this.savedReport = id;
+    } catch (error) {
+      this.actionFailure = `Saving the report failed: ${errorText(error)}`;
+    } finally {
+      this.saving = false;
+    }
+  }
+
+  /** Downloads the shared report as the same self-contained HTML file the CLI and the report page write. */
+  downloadHtml(): void {
+    const load = this.load;
+    if (load.state !== "open" || load.share.kind !== "report") return;
+    try {
+      const html = renderReportHtml(load.share.report);
+      downloadBlob(new Blob([html], { type: "text/html" }), reportHtmlName(load.share));
+    } catch (error) {
+      this.actionFailure = `Writing the HTML file failed: ${errorText(error)}`;
     }
   }
 
