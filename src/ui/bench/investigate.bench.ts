@@ -11,7 +11,6 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { parseEventLines, type RunEvent } from "../../agent/events.ts";
 import type { BrowserHarness } from "../../node/browser-harness.ts";
-import { startMainThreadTrace, stopMainThreadTrace, taskLine } from "./main-thread-trace.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const exec = promisify(execFile);
@@ -61,8 +60,6 @@ export async function benchInvestigate(
     await page.getByTestId("investigate-holdout").fill("0.4");
     await page.getByTestId("investigate-ceiling").selectOption("L3b");
     await page.getByTestId("investigate-plan").filter({ hasText: "600 cases" }).waitFor();
-    const browser = harness.context.browser()!;
-    await startMainThreadTrace(browser, page);
     const from = await page.evaluate(() => performance.now());
     const pageStart = Date.now();
     await page.getByTestId("start-investigation").click();
@@ -71,7 +68,6 @@ export async function benchInvestigate(
       .filter({ hasText: /^finished$/ })
       .waitFor({ timeout: 1_800_000 });
     const pageSeconds = (Date.now() - pageStart) / 1000;
-    const traced = await stopMainThreadTrace(browser);
     const tasks = await page.evaluate((t0) => {
       const all = (window as unknown as { __investigateTasks: { start: number; duration: number }[] })
         .__investigateTasks;
@@ -120,7 +116,6 @@ export async function benchInvestigate(
       "600-case investigation: longest main-thread task",
       `${tasks.max.toFixed(0)} ms (${tasks.count} over 50 ms; target ≤ 200 ms)`,
     );
-    line("  in Chromium's trace", taskLine(traced));
     const same = verdictsOf(pageEvents) === verdictsOf(cliEvents);
     line(
       "  verdicts, page vs CLI",
