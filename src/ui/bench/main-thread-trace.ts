@@ -1,8 +1,9 @@
 /**
  * The page's main-thread tasks as Chromium's own trace times them: each task's wall time and the part of it
  * the thread spent on a CPU. On a shared 2-core machine a task's wall time is mostly the time it waited for a
- * core (a 76 ms task took 729 ms at a load average of 15), so the benches print both: the wall time is what a
- * user would feel on this machine, the CPU time is the page's own work.
+ * core (a 76 ms task took 729 ms at a load average of 15), so the report bench prints both: the wall time is
+ * what a user would feel on this machine, the CPU time is the page's own work. For seconds, not minutes: the
+ * trace holds every thread's tasks (a 100 s investigation's is over 512 MB, more than a string can hold).
  */
 import type { Browser, Page } from "playwright-core";
 
