@@ -1,8 +1,8 @@
 /**
- * `npm run bench:validity [seeds=200] [--only name,name] [--match text] [--seed-offset k] [--mechanism-seeds 50]`:
+ * `npm run bench:validity [seeds=200] [--only name,name] [--match 'text|text'] [--seed-offset k] [--mechanism-seeds 50]`:
  * the verdicts' error rates and power, measured against the project's own code on seeded synthetic data with known
  * truth, each share with its Monte Carlo standard error (±). `--match` keeps only the settings whose label contains
- * one of the comma-separated texts; `--seed-offset` shifts every seed (fresh seeds, to pool with an earlier run and
+ * one of the |-separated texts; `--seed-offset` shifts every seed (fresh seeds, to pool with an earlier run and
  * shrink the Monte Carlo error). Sections:
  *   nulls      clustered nulls (clusters of 5 and 20, random-intercept SD 1–2, ~50 mixed columns, half of them
  *              constant within clusters): runs confirming any noise column (≤ 0.05), M2's e-values' mean (≤ 1),
@@ -32,7 +32,7 @@ if (!Number.isInteger(count) || count < 1) throw new Error(`bench:validity: seed
 const only = flag("--only")?.split(",");
 const mechanismSeeds = Number(flag("--mechanism-seeds") ?? 50);
 const wanted = (section: string) => !only || only.includes(section);
-const match = flag("--match")?.split(",");
+const match = flag("--match")?.split("|");
 const matches = (label: string) => !match || match.some((m) => label.includes(m));
 const offset = Number(flag("--seed-offset") ?? 0);
 if (!Number.isInteger(offset) || offset < 0)
