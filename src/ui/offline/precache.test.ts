@@ -19,7 +19,7 @@ const BUILD = [
 const ORIGIN = "http://localhost:4173";
 
 describe("precacheManifest", () => {
-  it("keeps every built file but the compressed twins and sw.js, sorted, wasm builds the app does not load marked lazy", () => {
+  it("keeps every built file but the compressed twins and sw.js, sorted, the WebGPU wasm builds marked lazy", () => {
     const m = precacheManifest(BUILD, "0.1.0", sha);
     expect(m.entries.map((e) => e.url)).toEqual([
       "/assets/index-AbCdEf12.js",
@@ -30,7 +30,10 @@ describe("precacheManifest", () => {
       "/ort/ort-wasm-simd-threaded.jspi.wasm",
       "/ort/ort-wasm-simd-threaded.wasm",
     ]);
-    expect(m.entries.filter((e) => e.lazy).map((e) => e.url)).toEqual(["/ort/ort-wasm-simd-threaded.jspi.wasm"]);
+    expect(m.entries.filter((e) => e.lazy).map((e) => e.url)).toEqual([
+      "/ort/ort-wasm-simd-threaded.asyncify.wasm",
+      "/ort/ort-wasm-simd-threaded.jspi.wasm",
+    ]);
     expect(m.entries[1]).toEqual({ url: "/index.html", revision: sha("index.html").slice(0, 16), bytes: 10 });
     expect(m.version).toMatch(/^[0-9a-f]{16}$/);
     expect(m.appVersion).toBe("0.1.0");

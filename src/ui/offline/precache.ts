@@ -13,10 +13,9 @@ export interface PrecacheEntry {
   readonly revision: string;
   readonly bytes: number;
   /**
-   * Kept the first time it is used, not at install: ONNX Runtime's wasm builds the app does not ship today
-   * (JSEP, JSPI) should a build copy them. Both shipped builds are kept at install: the plain one runs the
-   * models on the CPU, and the engine check at every start loads the WebGPU one (which transformers.js uses),
-   * so a copy without it would not start offline.
+   * Kept the first time it is used through the worker, not at install: the WebGPU build's wasm (27 MB,
+   * 5.5 MB compressed; WebGPU and transformers.js) would nearly double the first visit, and the app runs
+   * without it (the engine check falls back to WASM). Used once online, it is kept for offline use too.
    */
   readonly lazy?: true;
 }
@@ -41,12 +40,12 @@ export const precacheName = (version: string) => `${PRECACHE_PREFIX}${version}`;
 /** Built files that are not the app: the precompressed twins (the browser gets them decoded) and the worker itself. */
 const NOT_KEPT = /(\.br|\.gz|\.map)$|^sw\.js$/;
 /** Built files kept when first used (see `PrecacheEntry.lazy`). */
-const LAZY = /^ort\/ort-wasm-simd-threaded\.(jsep|jspi)\.wasm$/;
+const LAZY = /^ort\/ort-wasm-simd-threaded\.(asyncify|jsep|jspi)\.wasm$/;
 
 /**
  * Which of a build's files go into its offline copy, and the build's version: every file but the
- * precompressed twins, source maps and `sw.js`, sorted by URL; ONNX Runtime builds the app does not load
- * are marked lazy. `files` are paths relative to the build folder; `digest` hashes text to hex (the
+ * precompressed twins, source maps and `sw.js`, sorted by URL; ONNX Runtime's wasm builds for WebGPU are
+ * marked lazy. `files` are paths relative to the build folder; `digest` hashes text to hex (the
  * build's SHA-256), naming the build.
  *
  * @example
