@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runShare } from "../../../share/index.ts";
 import { demoReport, demoRunExport } from "../../../share/fixtures.ts";
-import { bundleName, metricRows, omissionNotes, shareTitle } from "./share-view.ts";
+import { bundleName, metricRows, omissionNotes, reportHtmlName, shareTitle } from "./share-view.ts";
 
 describe("share view helpers", () => {
   const run = runShare(demoRunExport({ cases: 10, id: "pope/1 <x>" }), true);
@@ -37,5 +37,11 @@ describe("share view helpers", () => {
     expect(bundleName(run)).toBe("pope_1_x_.evalrx.zip");
     expect(bundleName({ ...run, run: { ...run.run, id: "../../.." } })).toBe("shared.evalrx.zip");
     expect(bundleName({ ...run, run: { ...run.run, id: "a".repeat(200) } })).toBe(`${"a".repeat(80)}.evalrx.zip`);
+  });
+
+  it("names a shared report's HTML file safely", () => {
+    expect(reportHtmlName(report)).toBe("investigation-demo.html");
+    const hostile = { ...report, report: { ...report.report, runId: '"><img src=x>/../run' } };
+    expect(reportHtmlName(hostile)).toBe("img_src_x_.._run.html");
   });
 });
