@@ -185,7 +185,20 @@ try {
     `page job via companion ${tc.toFixed(0)} ms vs evalrx eval ${tl.toFixed(0)} ms: ${(tc / tl).toFixed(2)}× (target ≤ 1.1×)`,
   );
 
-  // The long kill sweep: KILLS seeded kill -9 points; the run must equal the uninterrupted one.
+  // The long kill sweep: KILLS seeded kill -9 points; the run must equal the uninterrupted one (--kills 0 skips it).
+  if (KILLS > 0) await killSweep(queue);
+  await queue.close();
+  console.log(`load average at the end ${load()}`);
+} finally {
+  for (const c of children) c.kill("SIGKILL");
+  await models.dispose();
+  await store.close();
+  await redis.stop();
+  for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
+}
+
+async function killSweep(queue: TrialQueue): Promise<void> {
   let seed = 20261201;
   const random = () => {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
@@ -218,14 +231,5 @@ try {
   console.log(
     `kill sweep: ${kills} kill -9 of workers over ${reference.summary.trials} trials in ${(tSweep / 1000).toFixed(1)} s; run equals the uninterrupted one: ${same ? "yes" : "NO"}; items taken back for silence: ${queue.moved()}`,
   );
-  await queue.close();
-  console.log(`load average at the end ${load()}`);
   if (!same) process.exitCode = 1;
-} finally {
-  for (const c of children) c.kill("SIGKILL");
-  await models.dispose();
-  await store.close();
-  await redis.stop();
-  for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
-  rmSync(dir, { recursive: true, force: true });
 }
