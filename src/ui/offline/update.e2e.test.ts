@@ -8,7 +8,7 @@
  * Build B is build A with its entry chunk changed (so renamed, as Vite names chunks by content) and a
  * model card edited, with its service worker written again by the build's own code
  * (src/ui/offline/build-sw.node.ts): the same change a second `vite build` of an edited app makes, in
- * seconds instead of a minute.
+ * seconds instead of a minute. Set OFFLINE_SCREENS=<dir> to also write screenshots (1280x900).
  */
 import { cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,6 +20,7 @@ import { startBrowserHarness, type BrowserHarness } from "../../node/browser-har
 import { writeServiceWorker } from "./build-sw.node.ts";
 
 const CARD = "models/tiny-vlm/README.md";
+const screens = process.env["OFFLINE_SCREENS"];
 let harness: BrowserHarness;
 let dir: string;
 let served: string;
@@ -74,6 +75,10 @@ const read = (page: Page, path: string) =>
 
 it("announces a new build, keeps serving the old one until the user reloads, then switches every tab", async () => {
   const page = await harness.context.newPage();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const shot = async (name: string) => {
+    if (screens) await page.screenshot({ path: join(screens, `${name}.png`), fullPage: true });
+  };
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
   await page.goto(`${url}#/settings`);
@@ -81,6 +86,8 @@ it("announces a new build, keeps serving the old one until the user reloads, the
     .poll(() => page.getByTestId("offline-state").textContent(), { timeout: 120_000 })
     .toMatch(/works offline/);
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  await page.getByTestId("offline-caches").waitFor();
+  await shot("settings-offline");
   const other = await harness.context.newPage();
   await other.goto(`${url}#/`);
   await other.getByTestId("model-badge").waitFor();
@@ -102,6 +109,7 @@ it("announces a new build, keeps serving the old one until the user reloads, the
   await page.getByTestId("update-banner").waitFor({ timeout: 120_000 });
   await other.getByTestId("update-banner").waitFor();
   expect(await page.getByTestId("update-banner").innerText()).toMatch(/A new version of EvalRx is available/);
+  await shot("update-banner");
   // B's worker downloaded what changed and copied the rest from A's cache: no wasm, no model graph again.
   expect(downloads.filter((p) => /\.(wasm|onnx)$/.test(p))).toEqual([]);
   expect(downloads).toContain(entryB);

@@ -87,6 +87,11 @@ it("saves a shared report to my reports and downloads the same HTML file the CLI
 
   await page.getByTestId("share-save-report").click();
   await page.getByTestId("share-saved-report").waitFor();
+  const screens = process.env["OFFLINE_SCREENS"];
+  if (screens) {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.screenshot({ path: join(screens, "share-report-saved.png") });
+  }
   await page.getByTestId("share-saved-report").getByRole("link").click();
   await page.getByTestId("report-end").waitFor({ timeout: 60_000 });
   const counts = (v: string) => report.hypotheses.filter((h) => h.verdict === v).length;
