@@ -1,8 +1,10 @@
 /**
  * bench:app's delivery numbers: what a first visit transfers to load the bundled model (the shell, the wasm
- * runtime, the model files), how often the wasm is fetched, and what a second visit (a reload, warm HTTP
- * cache) transfers for the same. Bytes are as sent on the wire (compressed bodies plus headers), counted for
- * the page and its workers, in a fresh browser context so the first visit starts with an empty cache.
+ * runtime, the model files), what saving the offline copy adds, how often each wasm is downloaded, and what a
+ * second visit (a reload) transfers for the same — with the service worker on (as users get it) and, side by
+ * side, with service workers blocked (HTTP cache only). Bytes are as sent on the wire (compressed bodies plus
+ * headers), counted for the page, its workers and the service worker, in a fresh browser context so the first
+ * visit starts with empty caches; responses the service worker answered from its cache are not on the wire.
  */
 import type { Page, Request } from "playwright-core";
 import type { BrowserHarness } from "../../node/browser-harness.ts";
@@ -18,34 +20,73 @@ async function loadModel(page: Page, url: string): Promise<void> {
   await page.waitForTimeout(1000);
 }
 
+/** One visit's wire traffic: bytes, and each wasm file's full downloads (200) and revalidations (304). */
+class Wire {
+  bytes = 0;
+  wasm = new Map<string, { full: number; revalidated: number }>();
+  reset() {
+    this.bytes = 0;
+    this.wasm.clear();
+  }
+  async count(request: Request) {
+    const response = await request.response().catch(() => null);
+    if (!response || response.fromServiceWorker()) return; // answered from the worker's cache: not on the wire
+    const sizes = await request.sizes().catch(() => undefined);
+    if (sizes) this.bytes += sizes.responseBodySize + sizes.responseHeadersSize;
+    if (!request.url().endsWith(".wasm")) return;
+    const name = request.url().split("/").pop()!.replace("ort-wasm-simd-threaded", "ort");
+    const seen = this.wasm.get(name) ?? { full: 0, revalidated: 0 };
+    if (response.status() === 304) seen.revalidated++;
+    else seen.full++;
+    this.wasm.set(name, seen);
+  }
+  wasmText() {
+    if (this.wasm.size === 0) return "no wasm fetched";
+    return [...this.wasm]
+      .map(([name, n]) => `${name} ${n.full}×${n.revalidated ? ` (+${n.revalidated} 304)` : ""}`)
+      .join(", ");
+  }
+}
+
 /**
- * Prints first-visit and second-visit transfer (targets: ≤ 10 MB and ≤ 200 KB) and the wasm fetches per visit.
+ * Prints first-visit and second-visit transfer (targets: ≤ 10 MB and ≤ 200 KB) and the wasm downloads per
+ * visit, with the service worker and without.
  *
- * @example await benchDelivery(harness, line) // "first visit: load tiny-vlm   6.12 MB …"
+ * @example await benchDelivery(harness, line) // "first visit: load tiny-vlm (target ≤ 10 MB)   4.6 MB …"
  */
 export async function benchDelivery(harness: BrowserHarness, line: (label: string, value: string) => void) {
-  const context = await harness.context.browser()!.newContext();
-  try {
-    let bytes = 0;
-    let wasm: string[] = [];
-    const counted = async (request: Request) => {
-      const sizes = await request.sizes().catch(() => undefined);
-      if (sizes) bytes += sizes.responseBodySize + sizes.responseHeadersSize;
-      if (request.url().endsWith(".wasm")) wasm.push(request.url().split("/").pop()!);
-    };
-    context.on("requestfinished", (r) => void counted(r));
-    const page = await context.newPage();
-    await loadModel(page, harness.url);
-    line(
-      "first visit: load tiny-vlm (target ≤ 10 MB)",
-      `${MB(bytes)}; wasm fetched ${wasm.length}× (${wasm.join(", ")})`,
-    );
-    bytes = 0;
-    wasm = [];
-    await page.reload();
-    await loadModel(page, harness.url);
-    line("second visit: reload, load again (target ≤ 200 KB)", `${MB(bytes)}; wasm fetched ${wasm.length}×`);
-  } finally {
-    await context.close();
+  for (const serviceWorkers of ["allow", "block"] as const) {
+    const context = await harness.context.browser()!.newContext({ serviceWorkers });
+    const tag = serviceWorkers === "allow" ? "service worker on" : "service workers blocked";
+    try {
+      const wire = new Wire();
+      const pending: Promise<void>[] = [];
+      context.on("requestfinished", (r) => void pending.push(wire.count(r)));
+      const settle = async () => {
+        await Promise.all(pending);
+        pending.length = 0;
+      };
+      const page = await context.newPage();
+      await loadModel(page, harness.url);
+      await settle();
+      line(`first visit, ${tag}: load tiny-vlm (≤ 10 MB)`, `${MB(wire.bytes)}; wasm: ${wire.wasmText()}`);
+      if (serviceWorkers === "allow") {
+        const before = wire.bytes;
+        await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 300_000 });
+        await page.waitForTimeout(1000);
+        await settle();
+        line(
+          `  + the offline copy saved (whole visit)`,
+          `${MB(wire.bytes)} (${MB(wire.bytes - before)} more); wasm: ${wire.wasmText()}`,
+        );
+      }
+      wire.reset();
+      await page.reload();
+      await loadModel(page, harness.url);
+      await settle();
+      line(`second visit, ${tag}: reload, load (≤ 200 KB)`, `${MB(wire.bytes)}; wasm: ${wire.wasmText()}`);
+    } finally {
+      await context.close();
+    }
   }
 }
