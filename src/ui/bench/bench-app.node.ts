@@ -198,6 +198,7 @@ try {
   await (await import("./investigate.bench.ts")).benchInvestigate(harness, line);
   await (await import("./report-render.bench.ts")).benchReportRender(harness, line);
   await (await import("./delivery.bench.ts")).benchDelivery(harness, line);
+  await (await import("./share.bench.ts")).benchShare(harness, line);
   if (errors.length) console.log(`page errors: ${errors.join(" | ")}`);
   if (harness.foreignRequests.length)
     console.log(`requests that left the machine: ${harness.foreignRequests.join(", ")}`);
