@@ -109,6 +109,11 @@ export class ModelCache {
     this.#max = max;
   }
 
+  /** Whether the model is loaded (or loading) already. */
+  has(resolved: ResolvedModel): boolean {
+    return this.#loaded.has(resolved.folder);
+  }
+
   get(resolved: ResolvedModel): Promise<LoadedModel> {
     let entry = this.#loaded.get(resolved.folder);
     if (entry) {

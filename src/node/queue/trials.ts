@@ -135,7 +135,8 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
           jobId: trialJobId(plan.runId, trial.caseId, trial.repeat),
           attempts,
           backoff: { type: "fixed", delay: 250 },
-          removeOnComplete: { age: 3600, count: 50_000 },
+          // Answers are read at once and then live in the store: keep only the last few in Redis.
+          removeOnComplete: { age: 3600, count: 1000 },
           removeOnFail: { age: 24 * 3600 },
         });
         const answer = job.waitUntilFinished(events);
@@ -158,8 +159,6 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
             if (signal?.aborted) await job.remove().catch(() => undefined);
             throw error;
           });
-        // Answered: the item is done with; the store now holds the truth.
-        void job.remove().catch(() => undefined);
         if ("error" in result) throw new Error(result.error);
         return result.output;
       },

@@ -57,8 +57,10 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
   const process_ = async (job: Job<TrialData, TrialResult>): Promise<TrialResult> => {
     const data = job.data;
     const beat = (stage: TrialProgress["stage"]) => job.updateProgress({ at: Date.now(), stage, worker: me });
-    await beat("loading");
-    const loaded = await models.get(await resolveModel(data.model, options.modelsRoot));
+    // A model not loaded yet may take a while: say so first, so the watchdog does not take the item back.
+    const resolved = await resolveModel(data.model, options.modelsRoot);
+    if (!models.has(resolved)) await beat("loading");
+    const loaded = await models.get(resolved);
     const want = JSON.stringify(data.identity);
     const have = JSON.stringify(loaded.identity);
     if (want !== have)
