@@ -170,6 +170,8 @@ export class CompanionService {
               void store.changed({ kind: "runs", id: runId });
               created();
             }
+            // A status change (finished, cancelled) shows at once on every screen.
+            if (m.write.op === "updateRun") void store.changed({ kind: "runs", id: runId });
             if (m.write.op === "appendItems") {
               const p = m.write.progress;
               this.#upsert({ ...this.job(runId)!, done: p.done, total: p.total });

@@ -88,8 +88,12 @@ it("pairs with a real companion from its link and runs the page's eval on it, st
   const runId = (await page.getByTestId("run-id").textContent())!.trim();
   expect(runId).toMatch(/companion/);
   await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: 120_000 }).toBe("finished");
-  const summary = (await page.getByTestId("run-summary").textContent())?.replace(/\s+/g, " ");
-  expect(summary).toContain("30 cases × 2 repeats = 60 trials");
+  // The run page reads the summary again as the last writes are announced.
+  await expect
+    .poll(async () => (await page.getByTestId("run-summary").textContent())?.replace(/\s+/g, " "), {
+      timeout: 30_000,
+    })
+    .toContain("30 cases × 2 repeats = 60 trials");
 
   // The page's IndexedDB holds the run the companion made, write for write.
   const pageRun = await exportFromPage(page, runId);
