@@ -15,13 +15,11 @@ const rows = readFileSync(join(demo, "pope.jsonl"), "utf8")
   .trim()
   .split("\n")
   .map((line) => JSON.parse(line) as { id: string; input: { prompt: string; image: string } });
-const seeds = rows
-  .slice(0, 100)
-  .map((r) => ({
-    id: r.id,
-    prompt: r.input.prompt,
-    image: toRgb(new Uint8Array(readFileSync(join(demo, r.input.image)))),
-  }));
+const seeds = rows.slice(0, 100).map((r) => ({
+  id: r.id,
+  prompt: r.input.prompt,
+  image: toRgb(new Uint8Array(readFileSync(join(demo, r.input.image)))),
+}));
 const model = await loadModel("tiny-vlm");
 const started = performance.now();
 const r = await searchSceneProbes({ seeds, model, budget: 2000, seed: 1 });
