@@ -110,6 +110,11 @@ it("announces a new build, keeps serving the old one until the user reloads, the
   await other.getByTestId("update-banner").waitFor();
   expect(await page.getByTestId("update-banner").innerText()).toMatch(/A new version of EvalRx is available/);
   await shot("update-banner");
+  // "Later" folds the banner into a pill that opens it again.
+  await page.getByTestId("update-later").click();
+  expect(await page.getByTestId("update-banner").count()).toBe(0);
+  await page.getByTestId("update-pill").click();
+  await page.getByTestId("update-banner").waitFor();
   // B's worker downloaded what changed and copied the rest from A's cache: no wasm, no model graph again.
   expect(downloads.filter((p) => /\.(wasm|onnx)$/.test(p))).toEqual([]);
   expect(downloads).toContain(entryB);
