@@ -99,6 +99,17 @@ describe("stage panels", () => {
     expect(crop.net).toBeCloseTo(-10 / 78, 12);
     expect(m5.outcome?.fixedBy).toBeNull();
     expect(m5.budget?.tests).toBe(7);
+    expect(m5.budget?.note).toBeUndefined();
+  });
+
+  it("M5: carries the run's statement of how α was split, when it has one", () => {
+    const note = "α = 0.05 over M5: the mechanism test at γ = α/2 = 0.025; the 7 candidates share the other half";
+    const withNote = events.map((e) =>
+      e.type === "repairs.finished"
+        ? { ...e, payload: { ...e.payload, budget: { ...(e.payload["budget"] as object), note } } }
+        : e,
+    );
+    expect(repairView(withNote).budget).toMatchObject({ tests: 7, note });
   });
 });
 

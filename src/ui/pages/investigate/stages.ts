@@ -360,7 +360,8 @@ export interface RungRow {
 export interface RepairView {
   readonly rungs: readonly RungRow[];
   readonly outcome?: { readonly fixedBy: string | null; readonly recommendation: string };
-  readonly budget?: { readonly tests: number; readonly gamma: number };
+  /** `note`: how the mechanism test and the ladder split α (the M5 budget), when the run says. */
+  readonly budget?: { readonly tests: number; readonly gamma: number; readonly note?: string };
   readonly cases?: string;
 }
 
@@ -409,7 +410,15 @@ export function repairView(events: readonly RunEvent[]): RepairView {
           },
         }
       : {}),
-    ...(budget ? { budget: { tests: num(budget["tests"]), gamma: num(budget["gamma"]) } } : {}),
+    ...(budget
+      ? {
+          budget: {
+            tests: num(budget["tests"]),
+            gamma: num(budget["gamma"]),
+            ...(typeof budget["note"] === "string" ? { note: budget["note"] } : {}),
+          },
+        }
+      : {}),
     ...(done?.["cases"] !== undefined ? { cases: String(done["cases"]) } : {}),
   };
 }
