@@ -148,6 +148,23 @@ describe.skipIf(!haveModel)("fault injection: evalrx investigate", () => {
     expect(await checkInvestigationStore(out)).toEqual([]);
   }, 120_000);
 
+  it("killed before its first event was durable (an empty or torn log), --resume starts it afresh", async () => {
+    for (const [name, content] of [
+      ["inv-empty", ""],
+      ["inv-torn", '{"seq":0,"type":"run.sta'],
+    ] as const) {
+      const out = join(work, name);
+      mkdirSync(out, { recursive: true });
+      writeFileSync(join(out, "events.jsonl"), content);
+      const resumed = await runCli([...args, "--out", out, "--resume"]);
+      expect(resumed.code, resumed.err).toBe(0);
+      expect(resumed.out + resumed.err).toMatch(/holds no run.started event .* starting it afresh/);
+      expect(readFileSync(join(out, "events.interrupted-1.jsonl"), "utf8")).toBe(content);
+      expect(decisions(readReport(out)!)).toEqual(reference);
+      expect(await checkInvestigationStore(out)).toEqual([]);
+    }
+  }, 240_000);
+
   it("killed after the report is written but before it is marked finished, then in the resume window: resumes whole; other options refused", async () => {
     const out = join(work, "inv-aimed");
     const first = await runCli([...args, "--out", out], { env: { EVALRX_FAULT_AT: "report-written" } });

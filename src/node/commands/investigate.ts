@@ -94,6 +94,15 @@ function recorded(events: readonly RunEvent[]): RunOptions | undefined {
 }
 
 /** Appends whole lines to a log and flushes them to disk; a failure names the file. */
+/** The interrupted log is kept beside the new one (`events.interrupted-<k>.jsonl`): the audit trail of what ran before the kill. */
+function keepInterrupted(out: string, eventsPath: string): string {
+  let k = 1;
+  while (existsSync(join(out, `events.interrupted-${k}.jsonl`))) k++;
+  const path = join(out, `events.interrupted-${k}.jsonl`);
+  writeFileAtomic(path, readFileSync(eventsPath));
+  return path;
+}
+
 function appendDurably(path: string, text: string): void {
   let fd: number | undefined;
   try {
@@ -241,9 +250,15 @@ export const command: Command = {
           throw new Error(`--resume: no ${eventsPath} to resume; run without --resume first`);
         previous = parseEventLines(readFileSync(eventsPath, "utf8"));
         const started = previous.find((e) => e.type === "run.started");
-        if (!started) throw new Error(`--resume: ${eventsPath} has no run.started event`);
-        runId = started.runId;
-        if (previous.some((e) => e.type === "run.finished")) {
+        if (!started) {
+          // Killed before its first event was durable: nothing of that run exists, so this one starts afresh.
+          const kept = keepInterrupted(out, eventsPath);
+          say(
+            `--resume: ${eventsPath} holds no run.started event (the run was stopped before its first event was written); starting it afresh, the old file kept as ${kept}`,
+          );
+          previous = undefined;
+        } else runId = started.runId;
+        if (previous?.some((e) => e.type === "run.finished")) {
           if (reportWritten(out)) throw new Error(`--resume: the run in ${out} already finished`);
           // Finished, but its report did not reach the disk: the report is built from the log alone.
           const paths = writeReportFiles(out, buildReport(previous));
@@ -273,10 +288,7 @@ export const command: Command = {
       // The new log is written beside the old and renamed over it: a kill at any moment leaves one whole log.
       const kept = (previous ?? []).filter((e) => e.type === "run.started" || e.type === "data.loaded");
       if (previous) {
-        // The interrupted log is kept beside the new one: the audit trail of what ran before the kill.
-        let k = 1;
-        while (existsSync(join(out, `events.interrupted-${k}.jsonl`))) k++;
-        writeFileAtomic(join(out, `events.interrupted-${k}.jsonl`), readFileSync(eventsPath));
+        keepInterrupted(out, eventsPath);
         faultPoint("resume-rewrite");
       }
       writeFileAtomic(eventsPath, kept.map((e) => JSON.stringify(e) + "\n").join(""));
