@@ -11,6 +11,7 @@ import { decodeDataUrl, select } from "../src/datasets/index.ts";
 import { buildEvaluators, parseEvalConfig, runEval, type EvalConfig, type EvalSummary } from "../src/evals/index.ts";
 import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
+import { newRunId } from "../src/store/run-id.ts";
 import { bytes } from "../src/figures/format.ts";
 import type { Fingerprint } from "../src/evals/fingerprint.ts";
 
@@ -59,18 +60,6 @@ function isQuotaError(error: unknown): boolean {
 export function quotaMessage(done: number, total: number, bytesPerItem: number): string {
   const rest = Math.max(0, total - done);
   return `The browser's storage is full: ${done} of ${total} trials are judged and kept; the other ${rest} need about ${bytes(rest * bytesPerItem * 1.5)} more. Free space (delete old runs or datasets), then Resume the run.`;
-}
-
-/** The id a new run of `evalKey` gets: the eval name and the start time, made unique in the store. */
-export async function newRunId(store: IdbStore, evalKey: string, now = new Date()): Promise<string> {
-  const stamp = now
-    .toISOString()
-    .replace(/[-:]/g, "")
-    .replace(/\.\d+Z$/, "Z");
-  const base = `${evalKey.replace(/[^\w.-]+/g, "-")}-${stamp}`;
-  let id = base;
-  for (let k = 2; await store.getRun(id); k++) id = `${base}-${k}`;
-  return id;
 }
 
 /**

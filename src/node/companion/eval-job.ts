@@ -5,6 +5,7 @@ import { decodeDataUrl, importDataset, select } from "../../datasets/index.ts";
 import { buildEvaluators, parseEvalConfig, runEval, type EvalSummary } from "../../evals/index.ts";
 import type { Fingerprint } from "../../evals/fingerprint.ts";
 import type { RunExport, Store } from "../../store/types.ts";
+import { newRunId } from "../../store/run-id.ts";
 import { modelImage, readConfined, RefusedFileError } from "../confined.ts";
 import type { ModelCache } from "./models.ts";
 import { resolveModel } from "./models.ts";
@@ -157,7 +158,7 @@ export async function runCompanionEval(body: EvalJobBody, context: EvalJobContex
       throw new Error(`run '${body.resume}' is not in the companion's store; send the page's copy of it (from)`);
   }
   const evalKey = config.name ?? `${datasetId}:${evaluators.map((e) => e.name).join("+")}`;
-  const runId = body.resume ?? body.runId ?? (await freshRunId(store, evalKey));
+  const runId = body.resume ?? body.runId ?? (await newRunId(store, evalKey));
   const relay = relayStore(store, context.emit);
   const model = context.trials
     ? context.trials({
@@ -197,18 +198,6 @@ export async function runCompanionEval(body: EvalJobBody, context: EvalJobContex
     },
   });
   return { runId: run.id, status: run.status, summary };
-}
-
-/** A new run id for `evalKey` (the eval's name and the time, as the page names runs), unused in `store`. */
-async function freshRunId(store: Store, evalKey: string): Promise<string> {
-  const stamp = new Date()
-    .toISOString()
-    .replace(/[-:]/g, "")
-    .replace(/\.\d+Z$/, "Z");
-  const base = `${evalKey.replace(/[^\w.-]+/g, "-")}-${stamp}`;
-  let id = base;
-  for (let k = 2; await store.getRun(id); k++) id = `${base}-${k}`;
-  return id;
 }
 
 /** Replaces the companion's copy of run `runId` with the page's (`from`), which is the truth. */

@@ -13,6 +13,7 @@ import type { EvalJobBody } from "../companion/protocol.ts";
 import { parseRedisUrl, requireNoEviction } from "./redis.ts";
 import { startRedis, type ThrowawayRedis } from "./redis-harness.ts";
 import { openTrialQueue } from "./trials.ts";
+import { prng } from "../fault-harness.ts";
 
 const BIN = new URL("../bin.mjs", import.meta.url).pathname;
 const POPE = readFileSync(new URL("../../../public/demo/pope.jsonl", import.meta.url), "utf8");
@@ -23,18 +24,6 @@ let dir: string;
 let store: FileStore;
 const models = new ModelCache();
 const children = new Set<ChildProcess>();
-
-/** A seeded stream of numbers in [0, 1) (mulberry32), so the kill points are the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function worker(env: Record<string, string> = {}, lockSeconds = 1): ChildProcess {
   const child = spawn(process.execPath, [BIN, "worker", "--queue", redis.url, "--lock-seconds", String(lockSeconds)], {
@@ -143,7 +132,7 @@ describe("a run split into work items on BullMQ", () => {
     expect(uninterrupted.status).toBe("finished");
 
     const queue = await openTrialQueue(redis.url, { warn: () => undefined });
-    const random = seeded(16);
+    const random = prng(16);
     let kills = 0;
     let done = false;
     const life = () => {
