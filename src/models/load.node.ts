@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import type { LoadOptions } from "../core/model.ts";
 import { loadOrtModel, type OrtModel } from "./ort-model.ts";
 import { nodeFiles, nodeSessions } from "./ort-session.node.ts";
+import { memoSessions } from "./session-memo.ts";
 import { getSpec } from "./specs/index.ts";
 
 /** The repository root (where `models/` lives). */
@@ -13,6 +14,11 @@ export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export interface NodeLoadOptions extends LoadOptions {
   /** Only `ort` (onnxruntime-node) runs white-box under Node. */
   readonly backend?: "ort";
+  /**
+   * Answer a session run that repeats an earlier one's feeds from memory (`memoSessions`), as the page's model
+   * worker does for jobs: an investigation runs the vision encoder once per image instead of once per call.
+   */
+  readonly memo?: boolean;
 }
 
 /**
@@ -31,8 +37,9 @@ export async function loadModel(pathOrKey: string, options: NodeLoadOptions = {}
   const folder = spec ? resolve(REPO_ROOT, spec.source) : resolve(pathOrKey);
   if (!existsSync(folder))
     throw new Error(`loadModel: '${pathOrKey}' is neither a bundled model key nor an existing folder`);
-  return loadOrtModel(nodeFiles(folder), nodeSessions, {
-    ...options,
+  const { memo, ...load } = options;
+  return loadOrtModel(nodeFiles(folder), memo ? memoSessions(nodeSessions) : nodeSessions, {
+    ...load,
     ...(spec ? { spec } : {}),
     key: spec?.key ?? pathOrKey,
     source: spec?.source ?? folder,

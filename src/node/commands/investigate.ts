@@ -268,7 +268,7 @@ export const command: Command = {
           return 0;
         }
       }
-      model = await loadModel(modelPath === "models/tiny-vlm" ? "tiny-vlm" : modelPath);
+      model = await loadModel(modelPath === "models/tiny-vlm" ? "tiny-vlm" : modelPath, { memo: true });
       const current: RunOptions = {
         question,
         seed,
