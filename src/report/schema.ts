@@ -170,6 +170,8 @@ const SplitResults = v.record(
 const RepairRow = v.object({
   tier: name,
   candidate: name,
+  /** The candidate's stable id (`rewrite:context`): what a promotion names (added in 1.x). */
+  signature: v.optional(name),
   description: text,
   n: v.number(),
   baselineFailures: v.number(),
@@ -207,6 +209,69 @@ const RepairRow = v.object({
   ),
   /** Where M5's cases came from (a repair split, or reused from M4). */
   cases: v.optional(text),
+});
+
+/** One failure mode of the exploration split, with its hypothesis and where the fixed rule placed cases (added in 1.x). */
+const ModeRow = v.object({
+  id: name,
+  size: v.number(),
+  share: num,
+  defining: v.array(
+    v.object({ signal: name, kind: name, modeMean: num, contrastMean: num, effect: num, effectName: name }),
+  ),
+  representatives: v.array(name),
+  /** The M3 hypothesis that states it ("a case in this mode fails more often"). */
+  hypothesis: v.optional(name),
+  /** Exploration cases the fixed rule places in it (failing and passing), and sealed ones once M4 opened them. */
+  placed: v.optional(v.object({ n: v.number(), failures: v.number() })),
+  sealed: v.optional(v.object({ n: v.number(), failures: v.number() })),
+});
+
+/** The failing cases grouped into modes (exploration split only), with the choice of k justified (added in 1.x). */
+const Modes = v.object({
+  split: name,
+  method: text,
+  space: name,
+  contrast: name,
+  seed: v.number(),
+  k: v.number(),
+  why: text,
+  criterion: v.array(
+    v.object({ k: v.number(), logW: num, gap: num, s: num, silhouette: v.optional(num), smallest: v.number() }),
+  ),
+  failing: v.number(),
+  passing: v.number(),
+  modes: v.array(ModeRow),
+  unused: v.array(v.object({ signal: name, reason: text })),
+  note: v.optional(text),
+});
+
+/** Lessons of earlier investigations this run read, and how many it left (added in 1.x). */
+const Lessons = v.object({
+  /** Where they were read from and written to (a file path, or the page's IndexedDB database). */
+  store: name,
+  /** What they were used for: ordering only, never a test. */
+  use: text,
+  used: v.pipe(
+    v.array(
+      v.object({
+        id: name,
+        kind: name,
+        subject: name,
+        text,
+        runId: name,
+        at: name,
+        weight: num,
+        decay: num,
+        relevance: num,
+      }),
+    ),
+    v.maxLength(200),
+  ),
+  /** The ordering prior each lesson subject got (signal or analyzer; + earlier, − later). */
+  priors: v.optional(v.array(v.object({ subject: name, prior: num }))),
+  problems: v.optional(v.array(text)),
+  recorded: v.optional(v.number()),
 });
 
 /** The whole report (version `REPORT_VERSION`): what `validateReport` checks and `Report` is inferred from. */
@@ -322,6 +387,8 @@ export const ReportSchema = v.object({
   ),
   eValueMethods: v.array(text),
   evidence: v.optional(Evidence),
+  modes: v.optional(Modes),
+  lessons: v.optional(Lessons),
 });
 
 export type Report = v.InferOutput<typeof ReportSchema>;
@@ -330,6 +397,8 @@ export type ReportSignal = Report["signals"]["tested"][number];
 export type ReportRepair = NonNullable<Report["repairs"]>["candidates"][number];
 export type ReportEvidence = NonNullable<Report["evidence"]>;
 export type ReportEvidenceCase = ReportEvidence["hypotheses"][number]["failing"][number];
+export type ReportModes = NonNullable<Report["modes"]>;
+export type ReportLessons = NonNullable<Report["lessons"]>;
 
 /**
  * Reads a report from untrusted JSON text: refuses text over `MAX_REPORT_BYTES`,
