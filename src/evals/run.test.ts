@@ -23,6 +23,14 @@ const cases: FailureCase[] = Array.from({ length: 10 }, (_, i) => ({
   meta: {},
 }));
 
+/** `store` with its appendItems replaced (a slow or failing disk). */
+function withAppend(store: FileStore, appendItems: FileStore["appendItems"]): FileStore {
+  return new Proxy(store, {
+    get: (target, key) =>
+      key === "appendItems" ? appendItems : (Reflect.get(target, key) as unknown as () => unknown)?.bind?.(target),
+  });
+}
+
 let dir: string;
 let store: FileStore;
 beforeEach(async () => {
@@ -162,6 +170,50 @@ describe("runEval", () => {
     await expect(
       runEval({ store, dataset: { id: "toy", cases }, model: second, evaluators: [yesNo()], lock, runId: "x" }),
     ).rejects.toThrow("runEval(): the lock given is for run 'held', not for 'x'");
+  });
+
+  it("writes behind the judging: a slow store batches the items judged meanwhile, each stored once; a failed write fails the run", async () => {
+    const writes: number[][] = [];
+    let slowDone = 0;
+    const slow = withAppend(store, async (runId, items, progress) => {
+      writes.push(items.map((i) => i.index));
+      // Each write takes as long as several trials: the trials go on meanwhile.
+      await new Promise((r) => setTimeout(r, 15));
+      await store.appendItems(runId, items, progress);
+      slowDone = progress.done;
+    });
+    const model = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes" : "no"), 2);
+    const progress: number[] = [];
+    const { run } = await runEval({
+      store: slow,
+      dataset: { id: "toy", cases },
+      model,
+      evaluators: [yesNo()],
+      repeats: 3,
+      onProgress: (p) => progress.push(p.done),
+    });
+    expect(run.status).toBe("finished");
+    expect(writes.length).toBeLessThan(30); // batched: fewer writes than items
+    expect(writes.flat()).toEqual(Array.from({ length: 30 }, (_, i) => i)); // in order, each once
+    expect(slowDone).toBe(30);
+    // progress counts stored items only, and only goes up
+    expect(progress.at(-1)).toBe(30);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    expect((await store.items(run.id)).map((i) => i.index)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+
+    let calls = 0;
+    const failing = withAppend(store, async (runId, items, p) => {
+      if (++calls === 2) throw new Error("disk full");
+      await store.appendItems(runId, items, p);
+    });
+    const model2 = new ScriptedModel(() => "yes", 2);
+    await expect(
+      runEval({ store: failing, dataset: { id: "toy", cases }, model: model2, evaluators: [yesNo()], runId: "f" }),
+    ).rejects.toThrow("disk full");
+    expect((await store.getRun("f"))!.status).toBe("failed");
+    // judging stopped soon after the failed write, and what the first write held is kept
+    expect(model2.calls.length).toBeLessThan(10);
+    expect((await store.progress("f"))!.done).toBe((await store.items("f")).length);
   });
 
   it("rescore judges recorded outputs again beside the old verdicts; judges are refused", async () => {
