@@ -130,7 +130,7 @@ export function probedTable(
 const WRITABLE_ATTENTION = /^(attention\.image(Share|Ratio)|sink\.mass)/;
 
 /** Tags of each analyzer's signal prefix, so M3 and the protocol gate know what a signal measures. */
-const SIGNAL_TAGS = new Map<string, readonly string[]>([
+export const SIGNAL_TAGS = new Map<string, readonly string[]>([
   ["attention", ["attention", "image"]],
   ["sink", ["attention", "sink"]],
   ["attentionEntropy", ["attention"]],

@@ -9,6 +9,7 @@ import type { Hypothesis } from "./diagnose.ts";
 import type { RunEvent } from "./events.ts";
 import type { SignalFinding } from "./explore.ts";
 import type { VerifiedHypothesis } from "./verify.ts";
+import { agenticOf, analysesOf } from "./agentic/report-section.ts";
 
 type Payload = Record<string, unknown>;
 
@@ -220,6 +221,8 @@ export function buildReport(events: readonly RunEvent[]): Report {
       : {}),
     eValueMethods: [...methods],
     ...(first("evidence.cases") ? { evidence: first("evidence.cases")!.payload } : {}),
+    ...(agenticOf(events) ? { agentic: agenticOf(events) } : {}),
+    ...(analysesOf(events).length ? { analyses: analysesOf(events) } : {}),
   };
   return validateReport(JSON.parse(JSON.stringify(report)));
 }

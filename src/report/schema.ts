@@ -274,6 +274,79 @@ const Lessons = v.object({
   recorded: v.optional(v.number()),
 });
 
+/** A cell of an analysis table: JSON scalars only (the sandbox protocol's `Cell`). */
+const AnalysisCell = v.nullable(v.union([v.string(), v.number(), v.boolean()]));
+
+/** An analysis run in the locked sandbox, as it ran: its code, the input's fingerprint, the runtime, the output or error. */
+const AnalysisRow = v.object({
+  id: name,
+  author: name,
+  purpose: text,
+  code: text,
+  fingerprint: name,
+  n: v.number(),
+  runtime: text,
+  ok: v.boolean(),
+  ms: v.number(),
+  reason: v.optional(name),
+  error: v.optional(text),
+  output: v.optional(
+    v.object({
+      tables: v.array(v.object({ title: text, columns: v.array(name), rows: v.array(v.array(AnalysisCell)) })),
+      figures: v.array(
+        v.object({
+          kind: v.picklist(["bar", "scatter", "line", "histogram"]),
+          title: text,
+          x: v.array(v.union([v.number(), name])),
+          y: v.array(v.number()),
+          xLabel: v.optional(name),
+          yLabel: v.optional(name),
+        }),
+      ),
+      notes: v.array(text),
+      suggestions: v.array(v.object({ signal: name, direction: v.number(), why: text })),
+    }),
+  ),
+  setAside: v.optional(v.array(v.object({ signal: name, why: text }))),
+});
+
+/** One turn of the judge-decided loop: the call, the judge's reason, and what the host did with it. */
+const AgenticTurn = v.object({
+  turn: v.number(),
+  tool: v.nullable(name),
+  args: v.record(name, v.unknown()),
+  why: text,
+  status: v.picklist(["ran", "refused"]),
+  reason: v.optional(text),
+  result: v.optional(text),
+  modelCalls: v.number(),
+  detail: v.optional(v.record(name, v.unknown())),
+  reply: v.optional(text),
+});
+
+/** The judge-decided loop: who judged, the host's rules, every turn, and how it stopped. */
+const Agentic = v.object({
+  judge: name,
+  maxTurns: v.number(),
+  modelCallBudget: v.nullable(v.number()),
+  caps: v.record(name, v.number()),
+  tools: v.array(name),
+  sandbox: v.nullable(text),
+  turns: v.array(AgenticTurn),
+  stop: v.nullable(
+    v.object({
+      by: v.picklist(["judge", "host"]),
+      success: v.boolean(),
+      hypothesis: v.optional(name),
+      summary: text,
+      turns: v.number(),
+      refused: v.number(),
+      modelCalls: v.number(),
+      supported: v.array(name),
+    }),
+  ),
+});
+
 /** The whole report (version `REPORT_VERSION`): what `validateReport` checks and `Report` is inferred from. */
 export const ReportSchema = v.object({
   format: v.literal("evalrx-report"),
@@ -387,6 +460,10 @@ export const ReportSchema = v.object({
   ),
   eValueMethods: v.array(text),
   evidence: v.optional(Evidence),
+  /** The judge-decided loop's path (investigate --agentic). */
+  agentic: v.optional(Agentic),
+  /** Analyses written by the judge or the user, run in the locked sandbox over the exploration records. */
+  analyses: v.optional(v.array(AnalysisRow)),
   modes: v.optional(Modes),
   lessons: v.optional(Lessons),
 });

@@ -18,6 +18,7 @@ import { netEffect, netText, repairLadder } from "../figures/repair-ladder.ts";
 import type { Scene } from "../figures/scene.ts";
 import { signalDistributions, type SignalDistribution } from "../figures/signal-distributions.ts";
 import type { Report, ReportEvidenceCase, ReportHypothesis, ReportRepair, ReportSignal } from "./schema.ts";
+import { agenticSection, analysesSection } from "./agentic-view.ts";
 
 /** What a colour means: always drawn with a word (a verdict, "yes"), never alone. */
 export type Tone = "pass" | "fail" | "warn" | "neutral";
@@ -1062,6 +1063,8 @@ export function reportViewParts(report: Report, options: ReportViewOptions = {})
       () => probeSection(report, width),
       () => mechanismSection(report),
       () => repairsSection(report, width),
+      () => agenticSection(report),
+      () => analysesSection(report),
       () => problemsSection(report),
       () => provenanceSection(report),
       () => methodsSection(report),

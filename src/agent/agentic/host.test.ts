@@ -12,7 +12,9 @@ import { childSandbox } from "../sandbox/child-sandbox.node.ts";
 import type { CaseTable } from "../signals.ts";
 import type { Board } from "./board.ts";
 import { runAgentic, type AgenticJudge, type AgenticOptions } from "./host.ts";
-import { rulePolicy, textJudge } from "./judges.ts";
+import { STANDARD_ANALYSIS, rulePolicy, textJudge } from "./judges.ts";
+import { buildReport } from "../report.ts";
+import { allSections, reportView } from "../../report/view.ts";
 import { tablePipeline } from "./table-pipeline.ts";
 
 async function plantedTable(
@@ -106,6 +108,24 @@ describe("the agentic loop with the rule policy", () => {
     for (const e of log.events) expect(validate(e), `${e.type}: ${JSON.stringify(validate.errors)}`).toBe(true);
     expect(log.all("agentic.turn")).toHaveLength(7);
     expect(log.find("agentic.stopped")!.payload).toMatchObject({ by: "judge", success: true, refused: 0 });
+    // The report shows the path and the analysis as it ran; its view has both sections.
+    log.append("setup", "data.loaded", {
+      source: "log.csv",
+      fingerprint: "test",
+      n: table.ids.length,
+      labelColumn: "passed",
+      labelDistribution: { fail: table.failed.filter(Boolean).length, pass: table.failed.filter((f) => !f).length },
+    });
+    const report = buildReport(log.events);
+    expect(report.agentic!.turns.map((t) => t.tool)).toEqual(out.turns.map((t) => t.tool));
+    expect(report.agentic!.stop).toMatchObject({ success: true, hypothesis: planted.id });
+    expect(report.analyses![0]).toMatchObject({ id: "A1", author: "rules", code: STANDARD_ANALYSIS, ok: true });
+    expect(report.analyses![0]!.fingerprint).toBe(analysis.fingerprint);
+    const view = reportView(report);
+    const ids = [...allSections(view)].map((s) => s.id);
+    expect(ids).toEqual(expect.arrayContaining(["agentic", "analyses", "analysis-A1"]));
+    const code = [...allSections(view)].find((s) => s.id === "analysis-A1")!.blocks.find((b) => b.kind === "code");
+    expect(code).toMatchObject({ label: "analysis.js as it ran", text: STANDARD_ANALYSIS });
   });
 
   it("stops without a claim when nothing predicts failure", async () => {

@@ -59,6 +59,8 @@ export interface SignalSummary {
 export interface ToolOutcome {
   readonly result: string;
   readonly modelCalls?: number;
+  /** Structured facts for the log and the report (the failure modes found, the hypotheses an analysis seeded). */
+  readonly detail?: Readonly<Record<string, unknown>>;
 }
 
 /** The model-facing tools; absent ones are unavailable (an eval log without a model has no M1 or M5). */
@@ -127,6 +129,7 @@ export interface TurnRecord {
   readonly reason?: string;
   readonly result?: string;
   readonly modelCalls: number;
+  readonly detail?: Readonly<Record<string, unknown>>;
   /** The raw reply, when it could not be read as a tool call. */
   readonly reply?: string;
 }
@@ -332,6 +335,11 @@ export async function runAgentic(
         const modes = failureModes(state.explore!, typed, { seed });
         state.modes = modes;
         return {
+          detail: {
+            k: modes.k,
+            why: modes.why,
+            modes: modes.modes.map((m) => ({ id: m.id, size: m.size, defining: m.defining.map((d) => d.signal) })),
+          },
           result: `${modes.k} failure mode${modes.k === 1 ? "" : "s"} among ${modes.failing} exploration failures: ${modes.modes
             .map((m) => `${m.id} (${m.size}; ${m.defining.map((d) => d.signal).join(", ") || "no defining signal"})`)
             .join("; ")}`,
@@ -396,6 +404,10 @@ export async function runAgentic(
           ),
         );
         return {
+          detail: {
+            hypotheses: state.hypotheses.map((h) => ({ id: h.id, signal: h.signal })),
+            seeded: state.seeded,
+          },
           result: `${state.hypotheses.length} hypotheses frozen${state.hypotheses.length ? `: ${state.hypotheses.map((h) => `${h.id} ${h.signal} (${h.directionText})`).join("; ")}` : ""}${state.seeded.length ? `; seeded beyond the screen: ${state.seeded.map((s) => `${s.signal} by ${s.by}`).join(", ")}` : ""}`,
         };
       }
@@ -553,7 +565,13 @@ export async function runAgentic(
           const out = await execute(call);
           calls.set(call.tool, (calls.get(call.tool) ?? 0) + 1);
           state.modelCalls += out.modelCalls ?? 0;
-          record = { ...base, status: "ran", result: out.result, modelCalls: state.modelCalls - before };
+          record = {
+            ...base,
+            status: "ran",
+            result: out.result,
+            modelCalls: state.modelCalls - before,
+            ...(out.detail ? { detail: out.detail } : {}),
+          };
         } catch (error) {
           if (!(error instanceof RefusedCall)) throw error;
           record = { ...base, status: "refused", reason: error.message, modelCalls: 0 };

@@ -9,7 +9,7 @@
 import type { Judge } from "../judge.ts";
 import type { Board } from "./board.ts";
 import type { AgenticJudge } from "./host.ts";
-import type { ToolName } from "./tools.ts";
+import { WRITABLE_ATTENTION, type ToolName } from "./tools.ts";
 
 /**
  * The analysis the rule policy writes: for every numeric signal, the standardized mean difference between
@@ -82,9 +82,7 @@ export function rulePolicy(options: { readonly analysis?: boolean; readonly clus
       if (board.hypotheses && !board.verdicts && can("test_hypothesis"))
         return call("test_hypothesis", "decide the frozen hypotheses once on the sealed split");
       const supported = (board.verdicts ?? []).filter((v) => v.verdict === "SUPPORTED").map((v) => v.id);
-      const attention = board.hypotheses?.find(
-        (h) => supported.includes(h.id) && /^(attention\.image(Share|Ratio)|sink\.mass)/.test(h.signal),
-      );
+      const attention = board.hypotheses?.find((h) => supported.includes(h.id) && WRITABLE_ATTENTION.test(h.signal));
       if (attention && can("run_surgery") && !board.surgery)
         return call("run_surgery", `test ${attention.id}'s mechanism by writing the attention it names`, {
           hypothesis: attention.id,

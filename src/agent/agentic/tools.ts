@@ -159,3 +159,6 @@ export function parseToolCall(text: string): ToolCall {
   const why = typeof o.why === "string" ? o.why.slice(0, 500) : "";
   return { tool, args: a, why };
 }
+
+/** Attention signals M5 can write back (image tokens' share or ratio, the sink's mass): run_surgery's targets. */
+export const WRITABLE_ATTENTION = /^(attention\.image(Share|Ratio)|sink\.mass)/;

@@ -1,0 +1,200 @@
+/**
+ * Two sections of the report view: the path the judge took in the agentic
+ * loop (each turn: the call, its reason, what the host did), and the analyses
+ * run in the sandbox as they ran (code, input fingerprint, runtime, tables,
+ * figure specs as tables, notes, suggestions, or the error). Everything here
+ * is text: the page and the HTML export escape it.
+ */
+import type { Block, Cell, SectionView, Span, TableView } from "./view.ts";
+import type { Report } from "./schema.ts";
+
+const text = (t: string, code = false): Cell => ({ kind: "text", text: t, ...(code ? { code: true } : {}) });
+const badge = (t: string, tone: "pass" | "fail" | "warn" | "neutral"): Cell => ({ kind: "badge", text: t, tone });
+const span = (t: string, extra: Omit<Span, "text"> = {}): Span => ({ text: t, ...extra });
+
+/** A tool call's arguments in one line (an analysis' code is shown in full in the analyses section). */
+function argsText(tool: string | null, args: Readonly<Record<string, unknown>>): string {
+  const shown = Object.entries(args).map(([k, v]) =>
+    tool === "run_analysis" && k === "code"
+      ? `code: ${String(v).split("\n").length} lines`
+      : `${k}: ${JSON.stringify(v)}`,
+  );
+  return shown.length ? shown.join(", ").slice(0, 300) : "—";
+}
+
+/**
+ * The judge's path, or undefined when the run was not agentic.
+ * @example agenticSection(report)?.blocks[0] // the stop line
+ */
+export function agenticSection(report: Report): SectionView | undefined {
+  const a = report.agentic;
+  if (!a) return undefined;
+  const refused = a.turns.filter((t) => t.status === "refused").length;
+  const stop = a.stop;
+  const blocks: Block[] = [
+    {
+      kind: "note",
+      tone: stop?.success ? "pass" : "neutral",
+      spans: stop
+        ? [
+            span(stop.success ? `Stopped with success on ${stop.hypothesis ?? "?"}. ` : "Stopped without a claim. ", {
+              strong: true,
+            }),
+            span(`${stop.by === "judge" ? "The judge stopped" : "The host stopped the run"}: ${stop.summary}`),
+          ]
+        : [span("The run ended before the loop stopped (the log is incomplete).", { strong: true })],
+    },
+    {
+      kind: "facts",
+      id: "agentic-facts",
+      items: [
+        { label: "Judge", value: text(a.judge, true) },
+        { label: "Turns", value: text(`${a.turns.length} of ${a.maxTurns} (${refused} refused)`) },
+        {
+          label: "Model calls",
+          value: text(
+            `${stop?.modelCalls ?? 0}${a.modelCallBudget !== null ? ` of a budget of ${a.modelCallBudget}` : ""}`,
+          ),
+        },
+        { label: "Sandbox", value: text(a.sandbox ?? "none (run_analysis unavailable)") },
+      ],
+    },
+    {
+      kind: "paragraph",
+      small: true,
+      spans: [
+        span("The host, not the judge, enforced the rules: "),
+        span(
+          `per-tool caps (${Object.entries(a.caps)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(
+              ", ",
+            )}); statistics before hypotheses, hypotheses frozen before the sealed split opens, the sealed split opened once; the model-call budget; and success only on a hypothesis tested on the sealed split and found SUPPORTED and protocol-consistent. A refused call spends its turn.`,
+        ),
+      ],
+    },
+  ];
+  const table: TableView = {
+    id: "agentic-turns",
+    caption: "Each turn: the tool the judge called, its reason, and what the host did",
+    columns: [
+      { label: "#", align: "right" },
+      { label: "tool" },
+      { label: "arguments" },
+      { label: "why" },
+      { label: "host" },
+      { label: "outcome" },
+    ],
+    rows: a.turns.map((t) => ({
+      key: `turn-${t.turn}`,
+      cells: [
+        text(String(t.turn)),
+        text(t.tool ?? "(unreadable)", true),
+        text(argsText(t.tool, t.args)),
+        text(t.why || "—"),
+        t.status === "ran" ? badge("ran", "pass") : badge("refused", "fail"),
+        text(t.status === "ran" ? (t.result ?? "") : (t.reason ?? "")),
+      ],
+    })),
+  };
+  blocks.push({ kind: "table", table });
+  return { id: "agentic", title: "Agentic loop: the judge's path", blocks, sections: [] };
+}
+
+/**
+ * The analyses as they ran, or undefined when none ran.
+ * @example analysesSection(report)?.sections[0].blocks[1] // { kind: "code", label: "analysis.js as it ran", … }
+ */
+export function analysesSection(report: Report): SectionView | undefined {
+  const list = report.analyses;
+  if (!list?.length) return undefined;
+  const sections: SectionView[] = list.map((r) => {
+    const blocks: Block[] = [
+      {
+        kind: "facts",
+        id: `analysis-${r.id}-facts`,
+        items: [
+          { label: "Written by", value: text(r.author, true) },
+          { label: "Purpose", value: text(r.purpose || "—") },
+          { label: "Input", value: text(`${r.n} exploration records, ${r.fingerprint}`, true) },
+          { label: "Runtime", value: text(r.runtime) },
+          {
+            label: "Outcome",
+            value: r.ok
+              ? badge(`ran in ${r.ms} ms`, "pass")
+              : badge(`${r.reason ?? "failed"} after ${r.ms} ms`, "fail"),
+          },
+        ],
+      },
+      { kind: "code", label: "analysis.js as it ran", text: r.code },
+    ];
+    if (!r.ok && r.error) blocks.push({ kind: "note", tone: "fail", spans: [span(r.error)] });
+    const out = r.output;
+    if (out) {
+      for (const n of out.notes) blocks.push({ kind: "paragraph", spans: [span(n)] });
+      out.tables.forEach((t, k) =>
+        blocks.push({
+          kind: "table",
+          table: {
+            id: `analysis-${r.id}-table-${k + 1}`,
+            caption: t.title,
+            columns: t.columns.map((c) => ({ label: c })),
+            rows: t.rows.map((row, i) => ({
+              key: `r${i}`,
+              cells: row.map((c) =>
+                typeof c === "number"
+                  ? text(Number.isInteger(c) ? String(c) : c.toPrecision(3))
+                  : text(c === null ? "—" : String(c)),
+              ),
+            })),
+          },
+        }),
+      );
+      out.figures.forEach((f, k) =>
+        blocks.push({
+          kind: "table",
+          table: {
+            id: `analysis-${r.id}-figure-${k + 1}`,
+            caption: `${f.title} (a ${f.kind} figure spec, read as a table)`,
+            columns: [{ label: f.xLabel ?? "x" }, { label: f.yLabel ?? "y", align: "right" }],
+            rows: f.x.map((x, i) => ({
+              key: `p${i}`,
+              cells: [text(String(x)), text(f.y[i]!.toPrecision(3))],
+            })),
+          },
+        }),
+      );
+      if (out.suggestions.length)
+        blocks.push({
+          kind: "list",
+          items: out.suggestions.map((s) => [
+            span("Suggests ", {}),
+            span(s.signal, { code: true }),
+            span(` (${s.direction > 0 ? "higher" : "lower"} in failures): ${s.why}`),
+          ]),
+        });
+      if (r.setAside?.length)
+        blocks.push({
+          kind: "list",
+          items: r.setAside.map((s) => [span("Set aside: ", { strong: true }), span(s.why)]),
+        });
+    }
+    return { id: `analysis-${r.id}`, title: `${r.id}: ${r.purpose || "analysis"}`, blocks, sections: [] };
+  });
+  return {
+    id: "analyses",
+    title: "Analyses run in the sandbox (exploration split only)",
+    blocks: [
+      {
+        kind: "paragraph",
+        small: true,
+        spans: [
+          span(
+            "Each analysis ran locked — no network, storage or code from strings, under a time and memory bound — over the exploration records; the sealed split never reached it. A suggestion it made is exploratory: it counts only as a hypothesis decided on the sealed split.",
+          ),
+        ],
+      },
+    ],
+    sections,
+  };
+}
