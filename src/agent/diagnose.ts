@@ -80,6 +80,10 @@ export async function diagnose(
      * (identical, or one a strictly monotone function of the other) become one hypothesis, the strongest kept.
      */
     readonly values?: ReadonlyMap<string, ArrayLike<number>>;
+    /** Hypotheses written elsewhere (failure modes), stated and frozen with these and numbered after them. */
+    readonly candidates?: readonly Omit<Hypothesis, "id">[];
+    /** Reorders the stated hypotheses before they are numbered (earlier runs' lessons); which are stated is unchanged. */
+    readonly reorder?: (signals: readonly SignalFinding[]) => SignalFinding[];
   } = {},
 ): Promise<Hypothesis[]> {
   const screened = findings
@@ -95,7 +99,8 @@ export async function diagnose(
   const mergedInto = new Map(groups.map((g) => [g.kept, g.merged]));
   const gone = new Set(groups.flatMap((g) => g.merged.map((m) => m.signal)));
   const survivors = screened.filter((f) => !gone.has(f.signal));
-  const selected = survivors.slice(0, options.maxHypotheses ?? 12);
+  const cut = survivors.slice(0, options.maxHypotheses ?? 12);
+  const selected = options.reorder ? options.reorder(cut) : cut;
   const hypotheses: Hypothesis[] = [];
   for (const [k, f] of selected.entries()) {
     const direction = f.association.observedDirection as Direction;
@@ -172,6 +177,7 @@ export async function diagnose(
       ...(merged ? { merged } : {}),
     });
   }
+  for (const c of options.candidates ?? []) hypotheses.push({ ...c, id: `H${hypotheses.length + 1}` });
   for (const h of hypotheses) log.append("M3", "hypothesis.stated", { ...h });
   log.append("M3", "hypotheses.frozen", {
     ids: hypotheses.map((h) => h.id),

@@ -10,9 +10,19 @@ import type { Evaluator } from "../evals/index.ts";
 import type { Report } from "../report/schema.ts";
 import type { Store } from "../store/index.ts";
 import { EventLog, type RunEvent } from "./events.ts";
-import { logEvidence } from "./evidence.ts";
+import { evidenceCases } from "./evidence.ts";
 import type { Judge } from "./judge.ts";
 import { runLoop, timed, type LoopResult } from "./loop.ts";
+import type { FailureModeOptions } from "./modes/failure-modes.ts";
+import { MODE_COLUMN, modeDistances } from "./modes/mode-loop.ts";
+import {
+  readLessons,
+  recordLessons,
+  reorderAnalyzers,
+  reorderSignals,
+  type LessonStore,
+  type LessonsForRun,
+} from "./lessons/lessons-loop.ts";
 import { probe, type ProbedCase } from "./probe.ts";
 import { tagsOf, type ExperimentProtocol } from "./protocol.ts";
 import type { ScreenRule } from "./explore.ts";
@@ -68,6 +78,13 @@ export interface InvestigateOptions {
   readonly onProbeCase?: (done: number, total: number) => void;
   readonly onLabelCase?: (done: number, total: number) => void;
   readonly maxNewTokens?: number;
+  /** Failure modes on the exploration split, fed to M3 (default on); false skips them. */
+  readonly modes?: boolean | FailureModeOptions;
+  /**
+   * Where lessons of earlier runs are read at the start (they order analyzers and hypotheses, never a test)
+   * and this run's are appended at the end; without it no lesson is read or written.
+   */
+  readonly lessons?: LessonStore;
 }
 
 function scalar(v: unknown): boolean {
@@ -197,6 +214,21 @@ async function investigateLocked(
     });
   }
 
+  const now = o.now ?? (() => Date.now());
+  const lessons: LessonsForRun | undefined = o.lessons
+    ? await readLessons(
+        o.lessons,
+        {
+          model: {
+            key: typeof o.modelInfo?.["key"] === "string" ? o.modelInfo["key"] : "unknown",
+            ...(typeof o.modelInfo?.["family"] === "string" ? { family: o.modelInfo["family"] } : {}),
+          },
+          dataset: { fingerprint: o.dataset.fingerprint, source: o.dataset.source },
+        },
+        log,
+        new Date(now()),
+      )
+    : undefined;
   const probed = await timed(log, "M1", () =>
     probe(
       {
@@ -212,6 +244,7 @@ async function investigateLocked(
         ...(o.onProbeCase ? { onCase: o.onProbeCase } : {}),
         ...(o.onLabelCase ? { onLabel: o.onLabelCase } : {}),
         ...(o.judge ? { judge: o.judge } : {}),
+        ...(lessons ? { reorder: reorderAnalyzers(lessons) } : {}),
       },
       log,
     ),
@@ -226,6 +259,8 @@ async function investigateLocked(
     resamples: { explore: 200, sealed: 1000 },
     ...(o.screen ? { screen: o.screen } : {}),
     ...(o.repairHoldout ? { repairHoldout: o.repairHoldout } : {}),
+    modes: o.modes ?? true,
+    ...(lessons ? { reorder: reorderSignals(lessons) } : {}),
   });
 
   if (maxTier !== "none") {
@@ -344,10 +379,37 @@ async function investigateLocked(
   }
   // The cases behind each hypothesis (exploration split only), with their images and attention, for the report.
   const maps = log.find("probe.finished")?.payload.maps as { rows: number; cols: number } | undefined;
-  await logEvidence(log, loop.hypotheses, loop.explore, probed, {
-    images: o.images,
-    ...(maps ? { grid: { rows: maps.rows, cols: maps.cols } } : {}),
-  });
+  const evidenceOptions = { images: o.images, ...(maps ? { grid: { rows: maps.rows, cols: maps.cols } } : {}) };
+  const evidence = await evidenceCases(loop.hypotheses, loop.explore, probed, evidenceOptions);
+  if (loop.modes) {
+    // Each mode's representatives: its failing cases nearest the mode's centre (exploration split only).
+    const found = loop.modes;
+    const columns = new Map(loop.explore.columns);
+    const pseudo = found.modes.modes.map((mode, m) => {
+      const column = `${MODE_COLUMN}.distance:${mode.id}`;
+      columns.set(column, Array.from(modeDistances(loop.explore, found, m)));
+      const stated = loop.hypotheses.find((h) => h.signal === `${MODE_COLUMN}=${mode.id}`)!;
+      // Lower first: the distance to the mode's centre is what the cases are ordered by and show.
+      return { ...stated, id: mode.id, column, kind: "numeric" as const, level: undefined, direction: -1 as const };
+    });
+    const modeEvidence = await evidenceCases(pseudo, { ...loop.explore, columns }, probed, evidenceOptions);
+    log.append("report", "evidence.cases", {
+      ...evidence,
+      images: { ...evidence.images, ...modeEvidence.images },
+      hypotheses: [...evidence.hypotheses, ...modeEvidence.hypotheses],
+      note: `${evidence.note}; for each failure mode, its ${modeEvidence.hypotheses[0]?.failing.length ?? 3} failing cases nearest the mode's centre`,
+    });
+  } else log.append("report", "evidence.cases", { ...evidence });
+  if (o.lessons)
+    await recordLessons(o.lessons, buildReport(log.events), log, {
+      at: new Date(now()).toISOString(),
+      modes: (loop.modes?.modes.modes ?? []).map((m) => ({
+        id: m.id,
+        signal: m.defining[0]?.signal ?? m.id,
+        size: m.size,
+      })),
+      previous: lessons?.all ?? [],
+    });
   const fail = probed.filter((p) => !p.passed).length;
   log.append("report", "run.finished", {
     cases: probed.length,

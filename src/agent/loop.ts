@@ -11,6 +11,8 @@ import type { Calibrator } from "./evalue.ts";
 import type { EventLog, Stage } from "./events.ts";
 import { explore, type ScreenRule, type SignalFinding } from "./explore.ts";
 import { compareLayers } from "./layers.ts";
+import type { FailureModeOptions } from "./modes/failure-modes.ts";
+import { findLoopModes, modeHypotheses, placeSealed, type LoopModes } from "./modes/mode-loop.ts";
 import type { Judge } from "./judge.ts";
 import type { ExperimentProtocol } from "./protocol.ts";
 import { signalValues } from "./same-measurement.ts";
@@ -40,6 +42,13 @@ export interface LoopOptions {
    * cases M4 did not use; 0 (default) lets M5 reuse M4's sealed cases, which the report then says.
    */
   readonly repairHoldout?: number;
+  /**
+   * Cluster the exploration failures into modes after M2 (`modes.found`) and state each mode as a candidate
+   * hypothesis for M3, placed on the sealed cases by the rule fixed on exploration; off unless given.
+   */
+  readonly modes?: boolean | FailureModeOptions;
+  /** Reorders M3's hypotheses before they are numbered (earlier runs' lessons); never which, nor how they are tested. */
+  readonly reorder?: (findings: readonly SignalFinding[]) => SignalFinding[];
 }
 
 export interface LoopResult {
@@ -51,6 +60,8 @@ export interface LoopResult {
   readonly sealed: SealedSplit;
   /** The repair split M5 validates on, when `repairHoldout` > 0 (sealed like the sealed split). */
   readonly repair?: SealedSplit;
+  /** The exploration split's failure modes (and their fixed rule), when `modes` was asked for and some exploration case failed. */
+  readonly modes?: LoopModes;
 }
 
 /**
@@ -134,6 +145,7 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
     clusters: table.clusters ? new Set(table.clusters).size : undefined,
   });
 
+  let found: LoopModes | undefined;
   const findings = await timed(log, "M2", () => {
     const typed = typeSignals(exploreTable);
     const problems = [...typed.untestable];
@@ -164,10 +176,23 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
       ...(options.screen ? { screen: options.screen } : {}),
     });
     compareLayers(typed.signals, exploreTable.failed, log);
+    if (options.modes) {
+      const modeOptions = options.modes === true ? {} : options.modes;
+      found = findLoopModes(exploreTable, typed.signals, log, {
+        seed,
+        ...modeOptions,
+        ...(options.resamples?.explore ? { resamples: options.resamples.explore } : {}),
+      });
+    }
     return findings;
   });
   const hypotheses = await timed(log, "M3", () =>
-    diagnose(findings, log, { judge: options.judge, values: signalValues(exploreTable) }),
+    diagnose(findings, log, {
+      judge: options.judge,
+      values: signalValues(exploreTable),
+      ...(found ? { candidates: modeHypotheses(found) } : {}),
+      ...(options.reorder ? { reorder: options.reorder } : {}),
+    }),
   );
   const verified = await timed(log, "M4", async () => {
     if (hypotheses.length === 0) {
@@ -177,7 +202,9 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
       });
       return [];
     }
-    return verify(hypotheses, sealed.open("M4"), log, {
+    // The sealed cases get their mode only now, by the rule fixed on the exploration split.
+    const opened = sealed.open("M4");
+    return verify(hypotheses, found ? placeSealed(opened, found, log) : opened, log, {
       alpha,
       seed,
       protocol: options.protocol,
@@ -186,5 +213,13 @@ export async function runLoop(table: CaseTable, log: EventLog, options: LoopOpti
       ...(options.calibrator ? { calibrator: options.calibrator } : {}),
     });
   });
-  return { findings, hypotheses, verified, explore: exploreTable, sealed, ...(repair ? { repair } : {}) };
+  return {
+    findings,
+    hypotheses,
+    verified,
+    explore: found?.explore ?? exploreTable,
+    sealed,
+    ...(repair ? { repair } : {}),
+    ...(found ? { modes: found } : {}),
+  };
 }

@@ -62,6 +62,8 @@ export interface ProbeOptions {
   readonly judge?: Judge;
   /** Called as cases are labelled (judged) by the evaluators. */
   readonly onLabel?: (done: number, total: number) => void;
+  /** Reorders the ranked analyzers (earlier runs' lessons); what each analyzer measures is unchanged. */
+  readonly reorder?: <T extends { readonly analyzer: { readonly name: string } }>(ranked: readonly T[]) => T[];
 }
 
 /** One case after M1: its label, answer, per-case signals, and the last-layer rollout grid (for the attention-guided crop). */
@@ -100,7 +102,9 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
   const cases = o.dataset.cases;
   const kind = modelKind(o.model, cases);
   const { tags: hints, by: hintsBy } = await hintTags(o.protocol, o.judge);
-  const ranked = rankAnalyzers(o.model.capabilities, hints);
+  const ranked = o.reorder
+    ? o.reorder(rankAnalyzers(o.model.capabilities, hints))
+    : rankAnalyzers(o.model.capabilities, hints);
   const runnable = ranked.filter((a) => a.runnable).map((a) => a.analyzer);
   log.append("M1", "probe.planned", {
     cases: cases.length,

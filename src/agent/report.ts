@@ -133,6 +133,9 @@ export function buildReport(events: readonly RunEvent[]): Report {
   for (const r of repairEvents) methods.add(`repair ${r.tier}: ${r.eMethod}`);
   if (intervention) methods.add(`mechanism test: ${String((intervention as { eMethod?: string }).eMethod ?? "")}`);
 
+  const modes = modesOf(events, hypotheses);
+  const lessons = lessonsOf(events);
+
   const report = {
     format: "evalrx-report",
     version: REPORT_VERSION,
@@ -223,6 +226,61 @@ export function buildReport(events: readonly RunEvent[]): Report {
     ...(first("evidence.cases") ? { evidence: first("evidence.cases")!.payload } : {}),
     ...(agenticOf(events) ? { agentic: agenticOf(events) } : {}),
     ...(analysesOf(events).length ? { analyses: analysesOf(events) } : {}),
+    ...(modes ? { modes } : {}),
+    ...(lessons ? { lessons } : {}),
   };
   return validateReport(JSON.parse(JSON.stringify(report)));
+}
+
+/** The failure modes (`modes.found`), each with its hypothesis and the sealed placement (`modes.placed`). */
+function modesOf(events: readonly RunEvent[], hypotheses: readonly ReportHypothesis[]): Report["modes"] | undefined {
+  const found = events.find((e) => e.type === "modes.found")?.payload as Payload | undefined;
+  if (!found) return undefined;
+  const placed = events.find((e) => e.type === "modes.placed")?.payload as
+    { modes: { id: string; n: number; failures: number }[] } | undefined;
+  const rows = (found.modes as Payload[]).map((m) => {
+    const id = String(m.id);
+    const h = hypotheses.find((x) => x.signal === `mode=${id}`);
+    const sealed = placed?.modes.find((p) => p.id === id);
+    return {
+      id,
+      size: Number(m.size),
+      share: m.share as number | null,
+      defining: m.defining as NonNullable<Report["modes"]>["modes"][number]["defining"],
+      representatives: (m.representatives as string[]).map(String),
+      ...(h ? { hypothesis: h.id } : {}),
+      ...(m.placed ? { placed: m.placed as { n: number; failures: number } } : {}),
+      ...(sealed ? { sealed: { n: sealed.n, failures: sealed.failures } } : {}),
+    };
+  });
+  return {
+    split: String(found.split),
+    method: String(found.method),
+    space: String(found.space),
+    contrast: String(found.contrast),
+    seed: Number(found.seed),
+    k: Number(found.k),
+    why: String(found.why),
+    criterion: found.criterion as NonNullable<Report["modes"]>["criterion"],
+    failing: Number(found.failing),
+    passing: Number(found.passing),
+    modes: rows,
+    unused: (found.unused ?? []) as { signal: string; reason: string }[],
+    ...(found.note ? { note: String(found.note) } : {}),
+  };
+}
+
+/** The lessons read at the start (`lessons.used`) and how many were left at the end (`lessons.recorded`). */
+function lessonsOf(events: readonly RunEvent[]): Report["lessons"] | undefined {
+  const used = events.find((e) => e.type === "lessons.used")?.payload as Payload | undefined;
+  if (!used) return undefined;
+  const recorded = events.find((e) => e.type === "lessons.recorded")?.payload as Payload | undefined;
+  return {
+    store: String(used.store),
+    use: String(used.use),
+    used: used.used as NonNullable<Report["lessons"]>["used"],
+    ...(Array.isArray(used.priors) ? { priors: used.priors as { subject: string; prior: number | null }[] } : {}),
+    ...(Array.isArray(used.problems) && used.problems.length ? { problems: used.problems.map(String) } : {}),
+    ...(recorded ? { recorded: Number(recorded.added) } : {}),
+  };
 }

@@ -103,7 +103,7 @@ function figure(f: FigureView): string {
   );
 }
 
-function evidenceCase(c: EvidenceCaseView): string {
+function evidenceCase(c: EvidenceCaseView, valueLabel = "Signal value"): string {
   const tone = c.passed ? "pass" : "fail";
   let picture = "";
   if (c.image?.src || c.overlay) {
@@ -117,7 +117,7 @@ function evidenceCase(c: EvidenceCaseView): string {
     `<article class="case case-${tone}"><header><span class="badge tone-${tone}">${c.passed ? "pass" : "fail"}</span> ` +
     `${code(c.id)}${c.split ? ` <span class="sub">${e(c.split)}</span>` : ""}</header>${picture}` +
     `<dl><dt>Question</dt><dd>${e(c.prompt)}</dd><dt>Answer</dt><dd>${e(c.answer)}</dd>` +
-    `<dt>Expected</dt><dd>${e(c.expected)}</dd><dt>Signal value</dt><dd>${e(c.value)}</dd></dl>` +
+    `<dt>Expected</dt><dd>${e(c.expected)}</dd><dt>${e(valueLabel)}</dt><dd>${e(c.value)}</dd></dl>` +
     (c.overlay ? sceneTable(c.overlay.scene.table) : "") +
     `</article>`
   );
@@ -128,7 +128,7 @@ function evidence(v: EvidenceView): string {
     .map(
       (g) =>
         `<div class="evidence" id="${e(v.id)}-${g.passed ? "pass" : "fail"}"><h4>${e(g.title)}</h4>` +
-        `<div class="cases">${g.cases.map(evidenceCase).join("")}</div></div>`,
+        `<div class="cases">${g.cases.map((c) => evidenceCase(c, v.valueLabel)).join("")}</div></div>`,
     )
     .join("");
 }

@@ -17,6 +17,7 @@ import { count, decimal, duration, eValue, percent, points, pValue } from "../fi
 import { netEffect, netText, repairLadder } from "../figures/repair-ladder.ts";
 import type { Scene } from "../figures/scene.ts";
 import { signalDistributions, type SignalDistribution } from "../figures/signal-distributions.ts";
+import { lessonsSection, modesSection } from "./modes-view.ts";
 import type { Report, ReportEvidenceCase, ReportHypothesis, ReportRepair, ReportSignal } from "./schema.ts";
 import { agenticSection, analysesSection } from "./agentic-view.ts";
 
@@ -91,6 +92,8 @@ export interface EvidenceView {
   readonly id: string;
   readonly hypothesis: string;
   readonly signal: string;
+  /** What each case's value is (default "Signal value"). */
+  readonly valueLabel?: string;
   readonly groups: readonly {
     readonly title: string;
     readonly passed: boolean;
@@ -373,7 +376,7 @@ function verdictsSection(report: Report, width: number): SectionView {
   return { id: "verdicts", title: "Verdicts on the sealed split (M4)", blocks, sections: [] };
 }
 
-function evidenceCaseView(
+export function evidenceCaseView(
   report: Report,
   c: ReportEvidenceCase,
   key: string,
@@ -1059,6 +1062,8 @@ export function reportViewParts(report: Report, options: ReportViewOptions = {})
     sections: [
       () => verdictsSection(report, width),
       () => hypothesesSection(report, size, opacity),
+      () => modesSection(report, size, opacity),
+      () => lessonsSection(report),
       () => signalsSection(report, width),
       () => probeSection(report, width),
       () => mechanismSection(report),

@@ -57,7 +57,8 @@ function decisions(r: Report) {
 
 describe.skipIf(!haveModel)("evalrx investigate on the bundled tiny VLM and demo set", () => {
   let reference: Report;
-  const small = ["--sample", "120", "--seed", "1"];
+  // No lessons: a run must not be reordered by what an earlier test run left in a shared lessons file.
+  const small = ["--sample", "120", "--seed", "1", "--lessons", "none"];
 
   beforeAll(() => {
     const out = mkdtempSync(join(tmpdir(), "evalrx-inv-ref-"));
@@ -68,7 +69,7 @@ describe.skipIf(!haveModel)("evalrx investigate on the bundled tiny VLM and demo
 
   it("with defaults: runs M1–M5, prints one line per stage, writes report.json, events.jsonl and report.html", () => {
     const out = mkdtempSync(join(tmpdir(), "evalrx-inv-"));
-    const r = investigate(["--out", out]);
+    const r = investigate(["--out", out, "--lessons", join(out, "lessons.jsonl")]);
     expect(r.status, r.stderr).toBe(0);
     for (const stage of [
       /M1 probe +\d+ cases · \d+ fail/,
@@ -147,4 +148,46 @@ describe.skipIf(!haveModel)("evalrx investigate on the bundled tiny VLM and demo
       true,
     );
   }, 170_000);
+});
+
+describe.skipIf(!haveModel)("evalrx investigate: failure modes and lessons carried across runs", () => {
+  it("the second investigation reads the first one's lessons (real JSONL store) and its report names them", () => {
+    const dir = mkdtempSync(join(tmpdir(), "evalrx-inv-lessons-"));
+    const lessons = join(dir, "lessons.jsonl");
+    const quick = ["--sample", "80", "--seed", "1", "--max-tier", "none", "--lessons", lessons, "--json"];
+    const first = investigate([...quick, "--out", join(dir, "a")]);
+    expect(first.status, first.stderr).toBe(0);
+    const a = parseReport(first.stdout);
+    // The first run had nothing to read, left its lessons, and reports its failure modes (exploration split only).
+    expect(a.lessons!.used).toEqual([]);
+    expect(a.lessons!.recorded).toBeGreaterThan(0);
+    expect(a.modes!.split).toBe("exploration");
+    expect(a.modes!.k).toBeGreaterThanOrEqual(1);
+    expect(a.modes!.why).toMatch(/gap statistic|one mode/);
+    for (const mode of a.modes!.modes) {
+      expect(a.hypotheses.find((h) => h.id === mode.hypothesis)!.signal).toBe(`mode=${mode.id}`);
+      expect(mode.defining.length).toBeGreaterThan(0);
+      expect(mode.representatives.length).toBeGreaterThan(0);
+      expect(a.evidence!.hypotheses.find((e) => e.hypothesis === mode.id)!.failing.map((c) => c.id)).toEqual(
+        mode.representatives,
+      );
+    }
+    const stored = readFileSync(lessons, "utf8").trim().split("\n");
+    expect(stored).toHaveLength(a.lessons!.recorded!);
+
+    const second = investigate([...quick, "--out", join(dir, "b")]);
+    expect(second.status, second.stderr).toBe(0);
+    const b = parseReport(second.stdout);
+    const firstIds = stored.map((line) => (JSON.parse(line) as { id: string }).id);
+    expect(b.lessons!.used.length).toBeGreaterThan(0);
+    for (const u of b.lessons!.used) {
+      expect(firstIds).toContain(u.id);
+      expect(u.runId).toBe(a.runId);
+      expect(u.relevance).toBe(1);
+    }
+    expect(readFileSync(join(dir, "b", "report.html"), "utf8")).toContain("Lessons from earlier runs");
+    // Lessons order the work; they never change a test: the same cases get the same verdicts.
+    const verdicts = (r: Report) => r.hypotheses.map((h) => `${h.signal}:${h.verdict}`).sort();
+    expect(verdicts(b)).toEqual(verdicts(a));
+  }, 120_000);
 });

@@ -1,0 +1,247 @@
+/**
+ * Three sections of the report view: the failure modes of the exploration
+ * split (size, the chosen number of modes with its gap/silhouette rule, the
+ * defining signals with effect sizes, representative cases with images and
+ * attention overlays), the lessons of earlier runs this one read, and the
+ * probe search that grew the dataset. Everything here is text: the page and
+ * the HTML export escape it.
+ */
+import { count, decimal, percent, pValue } from "../figures/format.ts";
+import type { Report } from "./schema.ts";
+import {
+  evidenceCaseView,
+  numberCell,
+  verdictTone,
+  type Block,
+  type Cell,
+  type SectionView,
+  type Span,
+} from "./view.ts";
+
+const text = (t: string, code = false): Cell => ({ kind: "text", text: t, ...(code ? { code: true } : {}) });
+const span = (t: string, extra: Omit<Span, "text"> = {}): Span => ({ text: t, ...extra });
+
+/**
+ * The failure modes, or undefined when the run found none.
+ * @example modesSection(report, 160, 0.6)?.sections.map((s) => s.id) // ["mode-mode-1", "mode-mode-2"]
+ */
+export function modesSection(report: Report, size: number, opacity: number): SectionView | undefined {
+  const m = report.modes;
+  if (!m) return undefined;
+  const hypotheses = new Map(report.hypotheses.map((h) => [h.id, h]));
+  const chosen = m.criterion.find((r) => r.k === m.k);
+  const blocks: Block[] = [
+    {
+      kind: "paragraph",
+      spans: [
+        span(`${count(m.failing)} failing exploration cases fall into `),
+        span(`${m.k} mode${m.k === 1 ? "" : "s"}`, { strong: true }),
+        span(`: ${m.why}.`),
+        ...(chosen?.silhouette !== undefined
+          ? [span(` Mean silhouette at k = ${m.k}: ${decimal(chosen.silhouette)}.`)]
+          : []),
+      ],
+    },
+    {
+      kind: "table",
+      table: {
+        id: "modes",
+        caption: "Failure modes (exploration split)",
+        columns: [
+          { label: "Mode" },
+          { label: "Failing cases", align: "right" },
+          { label: "Share", align: "right" },
+          { label: "Defining signals (effect size)" },
+          { label: "Hypothesis" },
+          { label: "Sealed cases in it (failing)", align: "right" },
+        ],
+        rows: m.modes.map((mode) => {
+          const h = mode.hypothesis ? hypotheses.get(mode.hypothesis) : undefined;
+          return {
+            key: mode.id,
+            cells: [
+              text(mode.id, true),
+              numberCell(mode.size, "count"),
+              numberCell(mode.share, "percent"),
+              text(mode.defining.map((d) => `${d.signal} ${d.effectName} ${decimal(d.effect)}`).join("; ") || "—"),
+              h
+                ? { kind: "verdict", verdict: h.verdict, tone: verdictTone(h.verdict), text: `${h.id} ${h.verdict}` }
+                : text("—"),
+              text(mode.sealed ? `${count(mode.sealed.n)} (${count(mode.sealed.failures)} fail)` : "—"),
+            ],
+          };
+        }),
+      },
+    },
+    {
+      kind: "table",
+      table: {
+        id: "modes-criterion",
+        caption: "How many modes: the gap statistic and the silhouette at each k",
+        columns: [
+          { label: "k", align: "right" },
+          { label: "Gap(k)", align: "right" },
+          { label: "s(k)", align: "right" },
+          { label: "Mean silhouette", align: "right" },
+          { label: "Smallest mode", align: "right" },
+          { label: "" },
+        ],
+        rows: m.criterion.map((r) => ({
+          key: String(r.k),
+          cells: [
+            numberCell(r.k, "count"),
+            numberCell(r.gap, "decimal"),
+            numberCell(r.s, "decimal"),
+            numberCell(r.silhouette ?? null, "decimal"),
+            numberCell(r.smallest, "count"),
+            r.k === m.k ? { kind: "badge", tone: "neutral", text: "chosen" } : text(""),
+          ],
+        })),
+      },
+    },
+    { kind: "paragraph", small: true, spans: [span(`Method: ${m.method}.`)] },
+  ];
+  if (m.note) blocks.push({ kind: "note", tone: "neutral", spans: [span(m.note)] });
+  const evidence = report.evidence;
+  const sections = m.modes.map((mode): SectionView => {
+    const h = mode.hypothesis ? hypotheses.get(mode.hypothesis) : undefined;
+    const modeBlocks: Block[] = [
+      {
+        kind: "table",
+        table: {
+          id: `mode-${mode.id}-signals`,
+          caption: `What sets ${mode.id} apart from the ${m.contrast === "boundary" ? "nearest passing" : "passing"} cases`,
+          columns: [
+            { label: "Signal" },
+            { label: "Effect", align: "right" },
+            { label: "Mean in the mode", align: "right" },
+            { label: m.contrast === "boundary" ? "Mean, nearest passing" : "Mean, passing", align: "right" },
+          ],
+          rows: mode.defining.map((d) => ({
+            key: d.signal,
+            cells: [
+              text(d.signal, true),
+              text(`${d.effectName} ${decimal(d.effect)}`),
+              numberCell(d.modeMean, "decimal"),
+              numberCell(d.contrastMean, "decimal"),
+            ],
+          })),
+        },
+      },
+      {
+        kind: "paragraph",
+        spans: [
+          span(`Representative cases: `, { strong: true }),
+          span(mode.representatives.join(", ") || "—", { code: true }),
+          ...(mode.placed
+            ? [
+                span(
+                  `. The fixed rule places ${count(mode.placed.n)} exploration cases in it (${count(mode.placed.failures)} failing, ${percent(mode.placed.failures / Math.max(1, mode.placed.n))})`,
+                ),
+              ]
+            : []),
+          ...(mode.sealed
+            ? [
+                span(
+                  ` and ${count(mode.sealed.n)} sealed cases (${count(mode.sealed.failures)} failing, ${percent(mode.sealed.failures / Math.max(1, mode.sealed.n))})`,
+                ),
+              ]
+            : []),
+          span("."),
+        ],
+      },
+    ];
+    if (h)
+      modeBlocks.push({
+        kind: "paragraph",
+        spans: [
+          span(`${h.id} ${h.verdict}: `, { strong: true, tone: verdictTone(h.verdict) }),
+          span(h.reason),
+          ...(h.p !== null ? [span(` (sealed one-sided p ${pValue(h.p)})`)] : []),
+        ],
+      });
+    const cases = evidence?.hypotheses.find((e) => e.hypothesis === mode.id);
+    if (cases && cases.failing.length)
+      modeBlocks.push({
+        kind: "evidence",
+        evidence: {
+          id: `evidence-${mode.id}`,
+          hypothesis: mode.id,
+          signal: `mode=${mode.id}`,
+          valueLabel: "Distance to the mode's centre",
+          groups: [
+            {
+              title: `The failing cases nearest ${mode.id}'s centre`,
+              passed: false,
+              cases: cases.failing.map((c, i) =>
+                evidenceCaseView(report, c, `${mode.id}|fail|${i}|${c.id}`, size, opacity),
+              ),
+            },
+          ],
+        },
+      });
+    return {
+      id: `mode-${mode.id}`,
+      title: `${mode.id}: ${count(mode.size)} failing cases (${percent(mode.share)})`,
+      blocks: modeBlocks,
+      sections: [],
+    };
+  });
+  return { id: "modes", title: "Failure modes", blocks, sections };
+}
+
+/**
+ * The lessons this run read from earlier runs, or undefined when it read none.
+ * @example lessonsSection(report)?.blocks[0] // "3 lessons of earlier runs were read …"
+ */
+export function lessonsSection(report: Report): SectionView | undefined {
+  const l = report.lessons;
+  if (!l) return undefined;
+  const blocks: Block[] = [
+    {
+      kind: "paragraph",
+      spans: [
+        span(
+          l.used.length
+            ? `${count(l.used.length)} lesson${l.used.length === 1 ? "" : "s"} of earlier runs on a similar model or dataset were used, from `
+            : "No lesson of an earlier run on a similar model or dataset was found in ",
+        ),
+        span(l.store, { code: true }),
+        span(`: ${l.use}.`),
+        ...(l.recorded !== undefined
+          ? [span(` This run left ${count(l.recorded)} new lesson${l.recorded === 1 ? "" : "s"} there.`)]
+          : []),
+      ],
+    },
+  ];
+  if (l.used.length)
+    blocks.push({
+      kind: "table",
+      table: {
+        id: "lessons",
+        caption: "Lessons used (weight = 0.5^(age / 30 days) × similarity of model and dataset)",
+        columns: [
+          { label: "Lesson" },
+          { label: "Kind" },
+          { label: "From run" },
+          { label: "Weight", align: "right" },
+          { label: "Decay", align: "right" },
+          { label: "Similarity", align: "right" },
+        ],
+        rows: l.used.map((u) => ({
+          key: u.id,
+          cells: [
+            text(u.text),
+            text(u.kind),
+            { kind: "text", text: u.runId, code: true, sub: u.at },
+            numberCell(u.weight, "decimal"),
+            numberCell(u.decay, "decimal"),
+            numberCell(u.relevance, "decimal"),
+          ],
+        })),
+      },
+    });
+  if (l.problems?.length)
+    blocks.push({ kind: "list", items: l.problems.map((p) => [span("Not read: ", { strong: true }), span(p)]) });
+  return { id: "lessons", title: "Lessons from earlier runs", blocks, sections: [] };
+}
