@@ -11,6 +11,7 @@ import {
 import { basename, dirname, join, resolve } from "node:path";
 import { parseEventLines, type RunEvent } from "../../agent/events.ts";
 import { investigate } from "../../agent/investigate.ts";
+import { LessonFile } from "../../agent/lessons/lesson-file.node.ts";
 import { buildReport } from "../../agent/report.ts";
 import { stageLine } from "../../agent/progress.ts";
 import { TIERS, type Tier } from "../../agent/repair.ts";
@@ -33,7 +34,7 @@ import { codeVersion } from "./version.ts";
 
 const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/pope.jsonl] [-q "What predicts the hallucinations?"]
                           [--holdout 0.4] [--max-tier L3b] [--seed 1] [--sample N|all] [--out DIR] [--json] [--resume]
-                          [--root DIR]
+                          [--root DIR] [--lessons FILE|none]
                           [--judge URL --judge-model NAME]   (key from EVALRX_JUDGE_KEY)
 
   With no arguments it runs the bundled tiny VLM on the 600-question demo POPE set (about half a minute).
@@ -43,6 +44,8 @@ const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/
   --resume    continue the interrupted run in --out: stored labels, probes and repair runs are not judged again;
               refused when --model, --data, --sample, --seed, --holdout, --max-tier or -q differ from the run's
   --root      the folder image paths resolve in (default: the data file's folder); nothing outside it is read
+  --lessons   the lessons of earlier runs (JSONL, default .evalrx/lessons.jsonl beside the default --out): read at
+              the start to order analyzers and hypotheses (never a test), this run's appended at the end; none: neither
   One writer per --out folder: a second investigate on the same folder is refused while the first runs.
   report.json and report.html are written whole (temp file + rename); the run is marked finished in
   events.jsonl only once they are on disk.`;
@@ -158,6 +161,7 @@ export const command: Command = {
         json: { type: "boolean" },
         resume: { type: "boolean" },
         root: { type: "string" },
+        lessons: { type: "string" },
         judge: { type: "string" },
         "judge-model": { type: "string" },
       },
@@ -304,6 +308,8 @@ export const command: Command = {
       say(
         `investigate ${model.spec.key} on ${basename(dataPath)}: ${cases.length} cases${sampled ? " (sampled)" : ""}${values.resume ? `, resuming ${runId}` : ""}`,
       );
+      const lessonsPath = values.lessons ?? ".evalrx/lessons.jsonl";
+      const lessonFile = lessonsPath === "none" ? undefined : new LessonFile(resolve(lessonsPath));
       const { report } = await investigate({
         store,
         model,
@@ -318,6 +324,15 @@ export const command: Command = {
         alpha: 0.05,
         maxTier,
         ...(judge ? { judge } : {}),
+        ...(lessonFile
+          ? {
+              lessons: {
+                where: portablePath(lessonFile.path),
+                read: () => lessonFile.read(),
+                append: (l) => lessonFile.append(l),
+              },
+            }
+          : {}),
         codeVersion: codeVersion(),
         ...(sampled ? { sampled } : {}),
         modelInfo: {
