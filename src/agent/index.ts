@@ -19,7 +19,6 @@ export { probe, modelKind, type ModelKind, type ProbeOptions, type ProbedCase } 
 export {
   climb,
   ladder,
-  fineTuneRecipe,
   pairedOutcome,
   TIERS,
   type Tier,
@@ -27,6 +26,15 @@ export {
   type PairedOutcome,
   type RepairOptions,
 } from "./repair.ts";
+export { l4Recipe, chooseStrategy, H200, type L4Recipe, type RecipeDiagnosis } from "./l4/recipe.ts";
+export {
+  promote,
+  promotable,
+  loadPromoted,
+  lineageChain,
+  PromotionRefused,
+  type LineageRecord,
+} from "./lineage/index.ts";
 export { typeSignal, typeSignals } from "./signals.ts";
 export { pToE, thresholdE, familyWeights, CALIBRATORS, type Calibrator } from "./evalue.ts";
 export type { ExperimentProtocol } from "./protocol.ts";

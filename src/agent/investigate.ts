@@ -374,6 +374,12 @@ async function investigateLocked(
         done,
         baselineOutputs,
         casesNote,
+        // The L4 recipe's data is drawn like the exploration failures: the diagnosis-only pool, never a sealed case.
+        recipe: {
+          mechanismConfirmed: confirmed,
+          pool: loop.explore.ids.filter((_, i) => loop.explore.failed[i]).map((id) => byId.get(id)!.case),
+          poolPassing: loop.explore.failed.filter((f) => !f).length,
+        },
       });
     });
   }

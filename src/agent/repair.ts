@@ -20,6 +20,7 @@ import type { Store } from "../store/index.ts";
 import { cellCentre, zoom } from "./crop.ts";
 import { thresholdE } from "./evalue.ts";
 import type { EventLog } from "./events.ts";
+import { l4Recipe, type RecipeDiagnosis } from "./l4/recipe.ts";
 
 /** The repair ladder's tiers, lowest first: L1 prompt, L2 scaffolds, L3a internals read, L3b internals written, L4 fine-tune recipe. */
 export const TIERS = ["L1", "L2", "L3a", "L3b", "L4"] as const;
@@ -502,6 +503,8 @@ export interface RepairOptions {
   readonly baselineOutputs?: ReadonlyMap<string, string>;
   /** Where M5's cases come from, as the report states it ("reused: …" or a repair split). */
   readonly casesNote?: string;
+  /** For the L4 recipe: the diagnosis-only pool (exploration failures, never a sealed case) and what M5 confirmed. */
+  readonly recipe?: Omit<RecipeDiagnosis, "hypothesis" | "retestN" | "yesNo">;
 }
 
 /**
@@ -643,7 +646,15 @@ export async function climb(
       : `no candidate up to ${options.maxTier} validated; raise the ceiling to ${next} (--max-tier ${next}) to go further — the loop does not escalate itself`;
   const recipe =
     options.maxTier === "L4" && !fixedBy
-      ? fineTuneRecipe(ctx.model, cases, baseline, options.hypothesis ?? null)
+      ? l4Recipe(ctx.model.spec, {
+          hypothesis: options.hypothesis ?? null,
+          mechanismConfirmed: options.recipe?.mechanismConfirmed ?? false,
+          yesNo: isYesNoTask(cases),
+          pool: options.recipe?.pool ?? [],
+          poolPassing: options.recipe?.poolPassing ?? 0,
+          ...(options.recipe?.mode ? { mode: options.recipe.mode } : {}),
+          retestN: cases.length,
+        })
       : undefined;
   log.append("M5", "repairs.finished", {
     maxTier: options.maxTier,
@@ -655,37 +666,4 @@ export async function climb(
     ...(recipe ? { recipe } : {}),
   });
   return { fixedBy };
-}
-
-/** L4: a written fine-tune recipe (data from the confirmed failure mode, method, hyperparameters, estimated cost). Not executed. */
-export function fineTuneRecipe(
-  model: Model,
-  cases: readonly FailureCase[],
-  baseline: ReadonlyMap<string, boolean>,
-  hypothesis: { readonly id: string; readonly signal: string; readonly mechanism: string } | null,
-): Record<string, unknown> {
-  const failing = cases.filter((c) => baseline.get(c.id) === false);
-  const params = model.spec.layers * model.spec.hiddenSize * model.spec.hiddenSize * 12;
-  const pairs = Math.max(200, failing.length * 20);
-  return {
-    executed: false,
-    base: model.spec.key,
-    targets: hypothesis
-      ? `${hypothesis.id}: ${hypothesis.mechanism} (signal ${hypothesis.signal})`
-      : "the failures on the sealed split (no supported mechanism)",
-    data: {
-      source: "new cases drawn like the failing ones (same question types, objects and splits), never the sealed cases",
-      failingExamples: failing.slice(0, 10).map((c) => c.id),
-      pairs,
-      balance: "as many passing as failing patterns, so the repair cannot buy fixes with breaks",
-    },
-    method: "LoRA r=8 on the decoder's attention and MLP projections; answer-token loss only",
-    hyperparameters: { epochs: 2, learningRate: 2e-4, batchSize: 32, loraAlpha: 16, seed: 1 },
-    retest: `fresh cases vs the unmodified baseline: the same one-sided, cluster-aware paired test and e-value as M5, against the yes-bias control on yes/no tasks, plus a no-free-lunch check on passing cases`,
-    estimatedCost: {
-      approxParameters: params,
-      approxTrainingFlops: 6 * params * pairs * 2 * 48,
-      note: "a CPU minute for the bundled tiny model; for a 7B model about an hour on one large GPU",
-    },
-  };
 }

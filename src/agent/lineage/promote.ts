@@ -20,6 +20,8 @@ function describe(row: ReportRepair): string {
 export interface PromotionOptions {
   /** The parent's own record when it is a promoted model (its weights and wrappers are inherited). */
   readonly parent?: LineageRecord;
+  /** Where the parent's weights are, when it is not a promoted model (default: its key, which the loader resolves). */
+  readonly parentWeights?: string;
   /** For an L4 repair: the folder holding the merged model (the new weights). */
   readonly weights?: string;
   /** The promoted model's id (default `promotedId(parent, signature)`). */
@@ -73,9 +75,8 @@ export function promote(report: Report, signature: string, options: PromotionOpt
   if (!key) throw new PromotionRefused(`${where} does not name the model it ran (provenance.model.key)`);
   if (options.parent && options.parent.id !== key)
     throw new PromotionRefused(`${where} ran model '${key}', not the promoted model '${options.parent.id}'`);
-  const source = typeof model["source"] === "string" ? model["source"] : key;
   const inherited = options.parent ? options.parent.wrappers : [];
-  const parentWeights = options.parent ? options.parent.weights : source;
+  const parentWeights = options.parent?.weights ?? options.parentWeights ?? key;
   if (tier === "L4" && !options.weights)
     throw new PromotionRefused(`${where}: repair '${signature}' changes weights (L4); give the merged model's folder`);
   if (tier !== "L4" && options.weights)

@@ -15,12 +15,12 @@ import { LessonFile } from "../../agent/lessons/lesson-file.node.ts";
 import { buildReport } from "../../agent/report.ts";
 import { stageLine } from "../../agent/progress.ts";
 import { TIERS, type Tier } from "../../agent/repair.ts";
-import type { FailureCase, ImagePixels } from "../../core/index.ts";
+import type { FailureCase, ImagePixels, Model } from "../../core/index.ts";
 import { importDataset, select, sha256Hex, canonicalJson } from "../../datasets/index.ts";
 import { checkImage } from "../../datasets/images.ts";
 import { openAICompatibleJudge } from "../../evals/index.ts";
 import { labelEvaluators } from "../../evals/label-evaluators.ts";
-import { loadModel, REPO_ROOT } from "../../models/load.node.ts";
+import { REPO_ROOT } from "../../models/load.node.ts";
 import { toRgb } from "../../models/image.ts";
 import { parseReport } from "../../report/schema.ts";
 import { writeError, writeFileAtomic, writeReportFiles } from "../../report/write.node.ts";
@@ -30,6 +30,7 @@ import type { Command } from "../cli.ts";
 import { confinedReader, modelImage, portablePath, readRegularFile } from "../confined.ts";
 import { numberOption, parseCommandArgs } from "../eval-runs.ts";
 import { faultPause, faultPoint } from "../faults.ts";
+import { loadNamedModel } from "./model.ts";
 import { codeVersion } from "./version.ts";
 
 const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/pope.jsonl] [-q "What predicts the hallucinations?"]
@@ -44,6 +45,8 @@ const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/
   --resume    continue the interrupted run in --out: stored labels, probes and repair runs are not judged again;
               refused when --model, --data, --sample, --seed, --holdout, --max-tier or -q differ from the run's
   --root      the folder image paths resolve in (default: the data file's folder); nothing outside it is read
+  --model     a bundled key, a model folder, or a promoted model (evalrx model promote): its lineage goes in the report
+  --lineage   the lineage file promoted models are read from (default .evalrx/lineage.jsonl)
   --lessons   the lessons of earlier runs (JSONL, default .evalrx/lessons.jsonl beside the default --out): read at
               the start to order analyzers and hypotheses (never a test), this run's appended at the end; none: neither
   One writer per --out folder: a second investigate on the same folder is refused while the first runs.
@@ -160,6 +163,7 @@ export const command: Command = {
         out: { type: "string" },
         json: { type: "boolean" },
         resume: { type: "boolean" },
+        lineage: { type: "string" },
         root: { type: "string" },
         lessons: { type: "string" },
         judge: { type: "string" },
@@ -244,7 +248,8 @@ export const command: Command = {
       subject: `the output folder ${out}`,
     });
     const modelPath = values.model ?? "tiny-vlm";
-    let model: Awaited<ReturnType<typeof loadModel>> | undefined;
+    let model: Model | undefined;
+    let lineage: Awaited<ReturnType<typeof loadNamedModel>> | undefined;
     try {
       const eventsPath = join(out, "events.jsonl");
       let previous: RunEvent[] | undefined;
@@ -272,7 +277,12 @@ export const command: Command = {
           return 0;
         }
       }
-      model = await loadModel(modelPath === "models/tiny-vlm" ? "tiny-vlm" : modelPath, { memo: true });
+      lineage = await loadNamedModel(modelPath === "models/tiny-vlm" ? "tiny-vlm" : modelPath, {
+        memo: true,
+        decodeImage: rgba,
+        ...(values.lineage ? { lineage: values.lineage } : {}),
+      });
+      model = lineage.model;
       const current: RunOptions = {
         question,
         seed,
@@ -339,6 +349,7 @@ export const command: Command = {
           key: model.spec.key,
           family: model.spec.family,
           source: portablePath(model.spec.source),
+          ...(lineage.record ? { weights: portablePath(lineage.record.weights), lineage: lineage.lineage } : {}),
           layers: model.spec.layers,
           heads: model.spec.heads,
           capabilities: [...model.capabilities],
@@ -368,6 +379,11 @@ export const command: Command = {
       });
       await faultPause("report-write", out);
       const paths = writeReportFiles(out, report);
+      if (report.repairs?.recipe) {
+        // L4 above what runs here: the recipe as a file of its own, to run elsewhere (it says it was not executed).
+        writeFileAtomic(join(out, "finetune-recipe.json"), JSON.stringify(report.repairs.recipe, null, 2) + "\n");
+        say(`L4 recipe    ${join(out, "finetune-recipe.json")} (written, not executed)`);
+      }
       faultPoint("report-written");
       // Only now, with the report on disk, is the run marked finished.
       if (finished) {

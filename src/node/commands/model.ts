@@ -1,6 +1,16 @@
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
+import {
+  lineageChain,
+  loadPromoted,
+  promote,
+  type LineageRecord,
+  type LineageStep,
+} from "../../agent/lineage/index.ts";
+import { LineageFile } from "../../agent/lineage/lineage-file.node.ts";
+import type { DecodeImage } from "../../agent/repair.ts";
+import type { Model } from "../../core/index.ts";
 import { isCapability, type Capability } from "../../core/capability.ts";
 import { DEFAULT_HUB, hubBase, isHubId, normalizeHub } from "../../models/hub.ts";
 import { hubFileList, httpFiles } from "../../models/http-files.ts";
@@ -8,11 +18,14 @@ import { formatInspection, inspectModel, inspectOnnxFile, type ModelInspection }
 import { DTYPE_SUFFIXES } from "../../models/layout.ts";
 import { nodeFiles } from "../../models/ort-session.node.ts";
 import { getSpec } from "../../models/specs/index.ts";
-import { REPO_ROOT } from "../../models/load.node.ts";
+import { loadModel, REPO_ROOT } from "../../models/load.node.ts";
+import { parseReport } from "../../report/schema.ts";
 import type { Command } from "../cli.ts";
 import { parseCommandArgs } from "../eval-runs.ts";
 
 const usage = `evalrx model inspect <PATH|HUB_ID> [--json] [--dtype DTYPE] [--want CAPS] [--hub URL]
+       evalrx model promote --report DIR --repair SIGNATURE [--name ID] [--weights FOLDER] [--lineage FILE] [--json]
+       evalrx model lineage [ID] [--lineage FILE] [--json]
 
   What a model is and what the white-box runtime can read from it, decided from its config files and ONNX
   protobufs (no session is created, no weight loaded): the spec (registered or inferred), the files, the
@@ -24,10 +37,124 @@ const usage = `evalrx model inspect <PATH|HUB_ID> [--json] [--dtype DTYPE] [--wa
   --json    print one JSON object (capabilities, attention.found, attention.layers, files, …)
   --dtype   the variant to inspect: ${Object.keys(DTYPE_SUFFIXES).join(", ")} (default fp32, else what is there)
   --want    capabilities that must be there, comma-separated (exit 1 when one is missing, with the reason)
-  --hub     the hub's address (default https://huggingface.co; a mirror works the same)`;
+  --hub     the hub's address (default https://huggingface.co; a mirror works the same)
+
+  promote   makes the repair an investigation validated (M5: paired test against the unmodified baseline, e-value,
+            yes-bias control) a model of its own, recorded with its parent, the repair, that evidence and the
+            dataset version; refused, with the reason, for a repair M5 did not validate. A prompt, scaffold or
+            intervention repair keeps the parent's weights and is applied around them by every backend; an L4
+            repair names the folder of its merged model (--weights). Then: evalrx investigate --model ID
+  --report  the investigation's --out folder (or its report.json)
+  --repair  the candidate's signature as the report lists it (e.g. rewrite:context, attention-bias:image:2)
+  --name    the promoted model's id (default <parent>+<signature>)
+  --lineage the lineage file (default .evalrx/lineage.jsonl)
+  lineage   the chain of promotions behind ID (or every promoted model), each step with its verified delta`;
+
+/** The lineage file the CLI reads and writes (`--lineage`, default `.evalrx/lineage.jsonl`). */
+export function lineageFile(path?: string): LineageFile {
+  return new LineageFile(resolve(path ?? ".evalrx/lineage.jsonl"));
+}
+
+/**
+ * A model by name: a promoted model of the lineage file (its weights loaded on onnxruntime-node, its repairs
+ * wrapped around them) with the chain that made it, or a bundled key / folder as `loadModel` takes it.
+ */
+export async function loadNamedModel(
+  name: string,
+  o: { readonly lineage?: string; readonly decodeImage?: DecodeImage; readonly memo?: boolean } = {},
+): Promise<{ model: Model; record?: LineageRecord; lineage?: LineageStep[] }> {
+  const file = lineageFile(o.lineage);
+  const { records } = await file.read();
+  const record = records.find((r) => r.id === name);
+  const load = (weights: string) => loadModel(weights, o.memo ? { memo: true } : {});
+  if (!record) return { model: await load(name) };
+  const model = await loadPromoted(record, load, o.decodeImage ? { decodeImage: o.decodeImage } : {});
+  return { model, record, lineage: lineageChain(records, name) };
+}
+
+function reportPath(value: string): string {
+  const path = resolve(value);
+  if (existsSync(path) && statSync(path).isDirectory()) return join(path, "report.json");
+  return path;
+}
+
+function stepLine(s: LineageStep): string {
+  const pp = (x: number) => `${x > 0 ? "+" : ""}${(100 * x).toFixed(1)}pp`;
+  return `${s.parent} → ${s.id}  ${s.tier} ${s.repair}: failures ${pp(s.delta)} (fixed ${s.fixed}, broke ${s.broken} of ${s.n}; p = ${s.p.toPrecision(3)}, e = ${s.e.toPrecision(3)}; run ${s.runId}, data ${s.dataset})`;
+}
+
+async function promoteCommand(values: Record<string, string | boolean | undefined>): Promise<number> {
+  const report = typeof values.report === "string" ? values.report : undefined;
+  const repair = typeof values.repair === "string" ? values.repair : undefined;
+  if (!report || !repair)
+    throw new Error("evalrx model promote needs --report <investigation folder> and --repair <signature>");
+  const path = reportPath(report);
+  if (!existsSync(path))
+    throw new Error(
+      `--report ${report}: ${path} does not exist; give an investigation's --out folder (it holds report.json)`,
+    );
+  const parsed = (() => {
+    try {
+      return parseReport(readFileSync(path, "utf8"));
+    } catch (error) {
+      throw new Error(`--report ${path}: ${(error as Error).message}`, { cause: error });
+    }
+  })();
+  const file = lineageFile(values.lineage as string | undefined);
+  const { records } = await file.read();
+  const key = parsed.provenance.model?.["key"];
+  const parent = records.find((r) => r.id === key);
+  const weights = typeof values.weights === "string" ? resolve(values.weights) : undefined;
+  if (weights && !existsSync(join(weights, "config.json")))
+    throw new Error(`--weights ${values.weights as string}: not a model folder (no config.json)`);
+  let parentWeights: string | undefined;
+  if (!parent && typeof key === "string" && !getSpec(key)) {
+    // A folder model: its weights are where the investigation loaded them from.
+    const source = String(parsed.provenance.model?.["source"] ?? key);
+    parentWeights = [key, source].map((p) => resolve(p)).find((p) => existsSync(p));
+    if (!parentWeights)
+      throw new Error(`--report ${path}: the model '${key}' it ran is neither bundled nor a folder here (${source})`);
+  }
+  const record = promote(parsed, repair, {
+    ...(parent ? { parent } : {}),
+    ...(parentWeights ? { parentWeights } : {}),
+    ...(weights ? { weights } : {}),
+    ...(typeof values.name === "string" ? { id: values.name } : {}),
+  });
+  await file.add(record);
+  const chain = lineageChain([...records, record], record.id);
+  if (values.json) console.log(JSON.stringify({ record, lineage: chain }, null, 2));
+  else {
+    console.log(`promoted ${record.id} (recorded in ${file.path})`);
+    for (const s of chain) console.log(`  ${stepLine(s)}`);
+    console.log(`next: evalrx investigate --model ${record.id}`);
+  }
+  return 0;
+}
+
+async function lineageCommand(id: string | undefined, values: Record<string, string | boolean | undefined>) {
+  const file = lineageFile(values.lineage as string | undefined);
+  const { records, problems } = await file.read();
+  for (const p of problems) console.error(p);
+  if (id && !records.some((r) => r.id === id))
+    throw new Error(
+      `no promoted model '${id}' in ${file.path}; promoted: ${records.map((r) => r.id).join(", ") || "none"}`,
+    );
+  const ids = id ? [id] : records.filter((r) => !records.some((c) => c.parent === r.id)).map((r) => r.id);
+  const chains = ids.map((i) => ({ id: i, lineage: lineageChain(records, i) }));
+  if (values.json) console.log(JSON.stringify(chains, null, 2));
+  else if (!chains.length) console.log(`no promoted model in ${file.path}`);
+  else for (const c of chains) console.log([c.id, ...c.lineage.map((s) => `  ${stepLine(s)}`)].join("\n"));
+  return 0;
+}
 
 const options = {
   json: { type: "boolean" },
+  report: { type: "string" },
+  repair: { type: "string" },
+  name: { type: "string" },
+  weights: { type: "string" },
+  lineage: { type: "string" },
   dtype: { type: "string" },
   want: { type: "string" },
   hub: { type: "string" },
@@ -81,12 +208,22 @@ function parseWant(value: string | undefined): Capability[] {
 }
 
 export const command: Command = {
-  summary: "what a model's files hold and what attention can be read from them, before loading",
+  summary:
+    "what a model's files hold and what attention can be read from them, before loading; promote a validated repair into a model, and show its lineage",
   usage,
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, options, usage);
     const [sub, target, ...extra] = positionals;
-    if (sub !== "inspect") throw new Error(`expected 'evalrx model inspect <PATH|HUB_ID>', got '${sub ?? ""}'`);
+    if (sub === "promote") {
+      if (target) throw new Error(`unexpected argument '${target}'; promote takes --report and --repair`);
+      return promoteCommand(values);
+    }
+    if (sub === "lineage") {
+      if (extra.length) throw new Error(`unexpected argument '${extra[0]}'`);
+      return lineageCommand(target, values);
+    }
+    if (sub !== "inspect")
+      throw new Error(`expected 'evalrx model inspect <PATH|HUB_ID>' (or promote, lineage), got '${sub ?? ""}'`);
     if (!target) throw new Error("evalrx model inspect needs a model folder, an .onnx file or a hub id");
     if (extra.length) throw new Error(`unexpected argument '${extra[0]}'`);
     const want = parseWant(values.want);
