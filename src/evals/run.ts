@@ -68,6 +68,9 @@ export interface EvalRunResult {
   readonly summary: EvalSummary;
 }
 
+/** How many images a run keeps read (the least recently used go first). */
+const IMAGES_KEPT = 32;
+
 /** The most judged items one store write takes (and the most judging runs ahead of the writes). */
 const MAX_WRITE_BATCH = 256;
 
@@ -317,14 +320,15 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
 
   const pending: number[] = [];
   for (let i = 0; i < total; i++) if (!done.has(i)) pending.push(i);
+  // The images read most recently (cases of one image usually sit together: several questions, several repeats).
   const imageCache = new Map<string, Promise<Uint8Array | ImagePixels>>();
   const imageOf = (row: FailureCase): Promise<Uint8Array | ImagePixels> => {
     const ref = row.input.image!;
     let p = imageCache.get(ref);
-    if (!p) {
-      p = options.images!(ref, row);
-      imageCache.set(ref, p);
-    }
+    if (p) imageCache.delete(ref);
+    else p = options.images!(ref, row);
+    imageCache.set(ref, p);
+    if (imageCache.size > IMAGES_KEPT) imageCache.delete(imageCache.keys().next().value!);
     return p;
   };
 
