@@ -78,9 +78,13 @@ export class RunDetailState {
     if (await this.#loadPage(0, generation, true, true)) await this.#loadPage(0, generation, true);
   }
 
-  /** While a run is being judged, re-reads the table at most once a second. */
+  /**
+   * While a run is being judged, re-reads the table at most every 2 s: each
+   * read is the whole run in the stats worker and a repaint of the table and
+   * summary here, CPU the judging needs on a small machine.
+   */
   refreshIfStale(): void {
-    if (performance.now() - this.#lastRefresh < 1000) return;
+    if (performance.now() - this.#lastRefresh < 2000) return;
     void this.reload();
   }
 
