@@ -1,10 +1,16 @@
 /**
  * The 600-case eval in the page (`bench:app`, or alone: `npx tsx src/ui/bench/eval.bench.ts`): the demo
  * POPE dataset through the bundled tiny VLM with the yesNo evaluator, started from the Runs page's form
- * as a user would, watched until the run is finished, then the same cases through the CLI's `runEval`
- * in Node in the same run. Prints the page's longest main-thread task (target ≤ 200 ms; by wall clock
- * from the page's PerformanceObserver, and by the main thread's own CPU time from a Chromium trace, which
- * a loaded machine does not inflate), and trials/s in the page against Node's (target ≥ 0.5×).
+ * as a user would, watched until the run is finished, and the same cases through the CLI's `runEval` in
+ * Node in the same run, once before the page's eval and once after (the machine is shared: the load moves
+ * while the page runs, and the mean of the two brackets it). The page is ready as a returning user's would
+ * be: its engine check has finished (a first visit measures WASM against WebGPU once, seconds of both cores
+ * on a software adapter, and remembers the result) and tiny-vlm is loaded, so the trace covers the eval.
+ * Prints the page's longest main-thread task (target ≤ 200 ms; by wall clock from the page's
+ * PerformanceObserver, and by the main thread's own CPU time from a Chromium trace, which a loaded machine
+ * does not inflate), trials/s in the page against Node's (target ≥ 0.5×), and CPU time per trial of the
+ * page's model worker (trace) against the Node process's (`process.cpuUsage`), the ratio a loaded machine
+ * disturbs least.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +25,7 @@ import { traced } from "../pages/datasets/bench/bench-datasets.node.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const ms = (x: number) => `${x.toFixed(0)} ms`;
+const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
 const LONG_TASKS = `
   window.__longTasks = [];
@@ -39,6 +46,37 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
     await page.goto(harness.url);
     await page.getByTestId("library-add-demo").click();
     await page.getByText(/\b3\b datasets/).waitFor({ timeout: 300_000 });
+    await page.goto(`${harness.url}#/settings`);
+    await page.getByTestId("engine-check-device").waitFor({ timeout: 600_000 });
+    await page.goto(`${harness.url}#/models`);
+    const vlm = page.locator('[data-testid="model-card"][data-model="bundled:tiny-vlm"]');
+    await vlm.getByTestId("load").click();
+    await vlm.getByTestId("model-loaded-badge").waitFor({ timeout: 300_000 });
+
+    const imported = await importDataset(readFileSync(join(ROOT, "public/demo/pope.jsonl")), { name: "pope.jsonl" });
+    const cases = select(imported.cases, {});
+    const { loadModel } = await import("../../models/load.node.ts");
+    const model = await loadModel("tiny-vlm");
+    const cli = async (name: string): Promise<{ rate: number; cpuMsPerTrial: number }> => {
+      const store = await FileStore.open(join(dir, name));
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      await runEval({
+        store,
+        dataset: { id: "pope", cases },
+        model,
+        evaluators: [yesNo()],
+        generation: { maxNewTokens: 3 },
+        images: async (ref) => new Uint8Array(readFileSync(join(ROOT, "public/demo", ref))),
+      });
+      const seconds = (performance.now() - started) / 1000;
+      const used = process.cpuUsage(cpu);
+      await store.close();
+      return { rate: cases.length / seconds, cpuMsPerTrial: (used.user + used.system) / 1000 / cases.length };
+    };
+    const before = await cli("before");
+    const loadBefore = loadAverage();
+
     await page.goto(`${harness.url}#/runs`);
     await page.getByTestId("eval-dataset").selectOption("pope");
     await page.getByLabel("Max new tokens").fill("3");
@@ -52,6 +90,7 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
         .filter({ hasText: /^finished$/ })
         .waitFor({ timeout: 900_000 });
     });
+    const loadAfter = loadAverage();
     const observed = await page.evaluate(
       (t0) =>
         (window as unknown as { __longTasks: { start: number; duration: number }[] }).__longTasks
@@ -73,29 +112,22 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
     const exported = JSON.parse(readFileSync((await download.path())!, "utf8")) as RunExport;
     const pageSeconds = (Date.parse(exported.run.finishedAt!) - Date.parse(exported.run.startedAt)) / 1000;
     const pageRate = exported.items.length / pageSeconds;
+    const pageCpuMs = (tasks.busiestWorkerCpuSeconds * 1000) / exported.items.length;
 
-    const imported = await importDataset(readFileSync(join(ROOT, "public/demo/pope.jsonl")), { name: "pope.jsonl" });
-    const cases = select(imported.cases, {});
-    const { loadModel } = await import("../../models/load.node.ts");
-    const model = await loadModel("tiny-vlm");
-    const store = await FileStore.open(join(dir, "store"));
-    const started = performance.now();
-    await runEval({
-      store,
-      dataset: { id: "pope", cases },
-      model,
-      evaluators: [yesNo()],
-      generation: { maxNewTokens: 3 },
-      images: async (ref) => new Uint8Array(readFileSync(join(ROOT, "public/demo", ref))),
-    });
-    const cliSeconds = (performance.now() - started) / 1000;
+    const after = await cli("after");
     await model.dispose();
-    await store.close();
-    const cliRate = cases.length / cliSeconds;
+    const cliRate = (before.rate + after.rate) / 2;
+    const cliCpuMs = (before.cpuMsPerTrial + after.cpuMsPerTrial) / 2;
     line(
       "600-case eval throughput, page vs Node (runEval)",
-      `${pageRate.toFixed(1)} vs ${cliRate.toFixed(1)} trials/s → ${(pageRate / cliRate).toFixed(2)}× (target ≥ 0.5×: ` +
-        `${pageRate / cliRate >= 0.5 ? "met" : "MISSED"}); ${exported.items.length} trials in the page in ${pageSeconds.toFixed(1)} s`,
+      `${pageRate.toFixed(1)} vs ${cliRate.toFixed(1)} trials/s (Node before ${before.rate.toFixed(1)}, after ` +
+        `${after.rate.toFixed(1)}) → ${(pageRate / cliRate).toFixed(2)}× (target ≥ 0.5×: ${pageRate / cliRate >= 0.5 ? "met" : "MISSED"}); ` +
+        `${exported.items.length} trials in the page in ${pageSeconds.toFixed(1)} s; load ${loadBefore} → ${loadAfter}`,
+    );
+    line(
+      "  CPU per trial, page's model worker vs Node",
+      `${pageCpuMs.toFixed(2)} vs ${cliCpuMs.toFixed(2)} ms → Node does a trial's work in ${(cliCpuMs / pageCpuMs).toFixed(2)}× ` +
+        `the page's CPU time (page: trace of the model worker, load not included; Node: process.cpuUsage)`,
     );
     line("  dataset version (same cases on both sides)", `${datasetVersion(cases)} · ${caseHash(cases[0]!)}`);
     if (errors.length) line("  page errors", errors.join(" | "));

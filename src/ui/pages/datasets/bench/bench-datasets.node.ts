@@ -131,6 +131,8 @@ export interface TraceTasks {
   readonly over50Cpu: number;
   /** CPU seconds the page's workers' threads ran tasks (the data worker's import, without the time it waited for a core). */
   readonly workerCpuSeconds: number;
+  /** CPU seconds of the busiest worker thread alone (the model worker during an eval). */
+  readonly busiestWorkerCpuSeconds: number;
 }
 
 export async function traced<T>(page: Page, work: () => Promise<T>): Promise<{ result: T; tasks: TraceTasks }> {
@@ -169,6 +171,7 @@ export async function traced<T>(page: Page, work: () => Promise<T>): Promise<{ r
   const cpu = tasks.map((e) => (e.tdur ?? e.dur!) / 1000);
   // Top-level tasks only (a task nested in another's time is counted once, in the outer one).
   let workerCpu = 0;
+  const perWorker = new Map<string, number>();
   const ends = new Map<string, number>();
   for (const e of traceEvents
     .filter((e) => e.ph === "X" && /RunTask$/.test(e.name) && workers.has(`${e.pid}:${e.tid}`) && e.dur !== undefined)
@@ -178,6 +181,7 @@ export async function traced<T>(page: Page, work: () => Promise<T>): Promise<{ r
     if (ts < (ends.get(thread) ?? -Infinity)) continue;
     ends.set(thread, ts + e.dur!);
     workerCpu += (e.tdur ?? e.dur!) / 1e6;
+    perWorker.set(thread, (perWorker.get(thread) ?? 0) + (e.tdur ?? e.dur!) / 1e6);
   }
   return {
     result,
@@ -186,6 +190,7 @@ export async function traced<T>(page: Page, work: () => Promise<T>): Promise<{ r
       longestCpu: cpu.reduce((m, x) => Math.max(m, x), 0),
       over50Cpu: cpu.filter((x) => x > 50).length,
       workerCpuSeconds: workerCpu,
+      busiestWorkerCpuSeconds: Math.max(0, ...perWorker.values()),
     },
   };
 }
