@@ -354,7 +354,7 @@ function watchedStore(store: Store, onItems: (run: string, done: number, total: 
 }
 
 /** The run's headline once finished (shown in lists without reading its log). */
-function summaryOf(events: readonly RunEvent[]): Record<string, unknown> {
+export function summaryOf(events: readonly RunEvent[]): Record<string, unknown> {
   const finished = events.find((e) => e.type === "run.finished")?.payload ?? {};
   const repairs = events.find((e) => e.type === "repairs.finished")?.payload;
   return {
