@@ -6,14 +6,14 @@ import { DEFAULT_APP_URL, startCompanion } from "../companion/server.ts";
 import type { TrialQueue } from "../queue/trials.ts";
 
 const usage = `evalrx companion [--port N] [--models DIR] [--data DIR] [--store DIR] [--queue redis://HOST:PORT]
-                 [--max-jobs N] [--app URL] [--allow-origin ORIGIN]...
+                 [--batch N] [--max-jobs N] [--app URL] [--allow-origin ORIGIN]...
 
   Listens on 127.0.0.1 only and prints, once, a pairing link with a random token: open it in the page
   (default app ${DEFAULT_APP_URL}; --app names another) and the page can hand its evals to this process,
   which runs them on onnxruntime-node and streams every judged item back into the page's store.
   --models and --data are the only folders a job may read models and datasets from (bundled models are
   always allowed). --queue sends each trial to a BullMQ queue on that Redis, for 'evalrx worker' processes
-  (on any machine) to run. Stop it with Ctrl-C.`;
+  (on any machine) to run, --batch trials to a work item (default 8). Stop it with Ctrl-C.`;
 
 function folder(flag: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
@@ -36,6 +36,7 @@ export const command: Command = {
         data: { type: "string" },
         store: { type: "string" },
         queue: { type: "string" },
+        batch: { type: "string" },
         "max-jobs": { type: "string" },
         app: { type: "string" },
         "allow-origin": { type: "string", multiple: true },
@@ -60,10 +61,15 @@ export const command: Command = {
     const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
       version: string;
     };
+    const batch = numberOption("batch", values.batch, "8") ?? 8;
+    if (!Number.isInteger(batch) || batch < 1 || batch > 1000)
+      throw new Error(`--batch ${batch} must be a whole number of trials per work item, 1 to 1000`);
+    if (values.batch !== undefined && values.queue === undefined)
+      throw new Error("--batch sets the trials per queue work item; it needs --queue redis://HOST:PORT");
     let queue: TrialQueue | undefined;
     if (values.queue !== undefined) {
       const { openTrialQueue } = await import("../queue/trials.ts");
-      queue = await openTrialQueue(values.queue, { warn: (line) => console.error(line) });
+      queue = await openTrialQueue(values.queue, { warn: (line) => console.error(line), batch });
     }
     const dataRoot = folder("--data", values.data);
     const modelsRoot = folder("--models", values.models);
@@ -75,7 +81,13 @@ export const command: Command = {
       maxJobs,
       ...(values.app !== undefined ? { appUrl: values.app } : {}),
       ...(values["allow-origin"] ? { allowOrigins: values["allow-origin"] } : {}),
-      ...(queue ? { trials: queue.trials, runner: { kind: "queue" as const, redis: queue.address } } : {}),
+      ...(queue
+        ? {
+            trials: queue.trials,
+            trialsInFlight: queue.inFlight,
+            runner: { kind: "queue" as const, redis: queue.address },
+          }
+        : {}),
       version: pkg.version,
     });
     console.log(`evalrx companion ${pkg.version} listening on ${companion.url} (loopback only)`);

@@ -49,7 +49,9 @@ export const command: Command = {
       process.once("SIGTERM", () => done());
     });
     await worker.close();
-    console.error(`evalrx worker ${process.pid}: stopped after ${worker.answered()} trial(s)`);
+    console.error(
+      `evalrx worker ${process.pid}: stopped after ${worker.trials()} trial(s) in ${worker.answered()} work item(s)`,
+    );
     return 0;
   },
 };

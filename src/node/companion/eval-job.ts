@@ -29,6 +29,8 @@ export interface EvalJobContext {
    * default), or one that sends each trial to a queue's workers.
    */
   readonly trials?: (plan: TrialPlan) => Model;
+  /** How many trials to keep in flight when `trials` sends them away (default 64): the workers' throughput, not one model, sets the pace. */
+  readonly trialsInFlight?: number;
   readonly signal: AbortSignal;
   readonly emit: (op: StoreOp) => void;
   readonly onProgress: (p: Progress & { runId: string }) => void;
@@ -61,7 +63,7 @@ function base64Bytes(text: string, what: string): Uint8Array {
 }
 
 /** The page's images, checked against the content hashes they are sent under. */
-function inlineImages(images: EvalJobBody["images"]): Map<string, Uint8Array> {
+export function inlineImages(images: EvalJobBody["images"]): Map<string, Uint8Array> {
   const out = new Map<string, Uint8Array>();
   if (images === undefined) return out;
   if (typeof images !== "object" || images === null || Array.isArray(images))
@@ -172,7 +174,9 @@ export async function runCompanionEval(body: EvalJobBody, context: EvalJobContex
       })
     : loaded.model;
   // Through a queue, many trials are in flight at once: the workers' throughput, not one model, sets the pace.
-  const concurrency = context.trials ? Math.max(config.concurrency ?? 1, 32) : config.concurrency;
+  const concurrency = context.trials
+    ? Math.max(config.concurrency ?? 1, context.trialsInFlight ?? 64)
+    : config.concurrency;
   const { run, summary } = await runEval({
     store: relay,
     dataset: { id: datasetId, cases },

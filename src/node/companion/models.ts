@@ -110,24 +110,30 @@ export class ModelCache {
   }
 
   /** Whether the model is loaded (or loading) already. */
-  has(resolved: ResolvedModel): boolean {
-    return this.#loaded.has(resolved.folder);
+  has(resolved: ResolvedModel, options: { memo?: boolean } = {}): boolean {
+    return this.#loaded.has(options.memo ? `${resolved.folder}#memo` : resolved.folder);
   }
 
-  get(resolved: ResolvedModel): Promise<LoadedModel> {
-    let entry = this.#loaded.get(resolved.folder);
+  /**
+   * The model, loaded once. `memo` loads a copy whose sessions answer a
+   * forward that repeats an earlier one from memory (an investigation's
+   * stages read each case's vision encoding and answer several times).
+   */
+  get(resolved: ResolvedModel, options: { memo?: boolean } = {}): Promise<LoadedModel> {
+    const key = options.memo ? `${resolved.folder}#memo` : resolved.folder;
+    let entry = this.#loaded.get(key);
     if (entry) {
-      this.#loaded.delete(resolved.folder);
-      this.#loaded.set(resolved.folder, entry);
+      this.#loaded.delete(key);
+      this.#loaded.set(key, entry);
       return entry;
     }
     entry = (async () => {
       const { loadModel } = await import("../../models/load.node.ts");
-      const model = await loadModel(resolved.ref);
+      const model = await loadModel(resolved.ref, options.memo ? { memo: true } : {});
       return { model, identity: modelIdentity(model, resolved.folder) };
     })();
-    entry.catch(() => this.#loaded.delete(resolved.folder));
-    this.#loaded.set(resolved.folder, entry);
+    entry.catch(() => this.#loaded.delete(key));
+    this.#loaded.set(key, entry);
     while (this.#loaded.size > this.#max) {
       const [oldest, loading] = this.#loaded.entries().next().value!;
       this.#loaded.delete(oldest);

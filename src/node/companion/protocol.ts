@@ -8,7 +8,8 @@
  * page would have written itself), `progress` messages, and one final `end`.
  */
 import type { EvalConfig } from "../../evals/config.ts";
-import type { EventRecord, ItemRecord, RunExport, RunProgress, RunRecord } from "../../store/types.ts";
+import type { EventRecord, ItemRecord, RunExport, RunProgress, RunRecord, ScoreRecord } from "../../store/types.ts";
+import type { InvestigationPlan } from "../../../workers/investigate-job.ts";
 
 /** The companion's name in `GET /status`, so the page knows it reached one. */
 export const COMPANION_NAME = "evalrx-companion";
@@ -52,7 +53,39 @@ export interface EvalJobBody {
   readonly codeVersion?: string;
 }
 
-export type JobBody = EvalJobBody;
+/**
+ * `POST /jobs` with `kind: "investigate"`: the page's investigation (the loop
+ * M1→M5, see `workers/investigate-job.ts`), with the cases the page's plan
+ * chose sent along. It runs in the companion's process (it reads the model's
+ * internals), never through a queue.
+ */
+export interface InvestigateJobBody {
+  readonly kind: "investigate";
+  /** The page's plan: dataset id, selection, question, ceiling, holdout, seed. */
+  readonly plan: InvestigationPlan;
+  /** A bundled model's key, or a folder under the companion's `--models`. */
+  readonly model: string;
+  /** The cases the plan chose, in the page's import order, as JSONL (the loop's draws depend on the order). */
+  readonly cases: string;
+  /** The page's fingerprint of those cases (12 hex of sha256 over them): what arrived is checked against it. */
+  readonly fingerprint: string;
+  /** The dataset's source file name, for the report. */
+  readonly source: string;
+  /** How the cases were chosen, when not all of them (stated in the report). */
+  readonly sampled?: string;
+  /** The page's stored images the cases name, `sha256:<hex>` → base64 of the bytes. */
+  readonly images?: Readonly<Record<string, string>>;
+  /** How the page loads this model again (kept in the run so the page can resume it itself). */
+  readonly modelSource?: unknown;
+  /** The new investigation's id (the page chooses it, unique in its store). */
+  readonly runId: string;
+  readonly codeVersion?: string;
+}
+
+export type JobBody = EvalJobBody | InvestigateJobBody;
+
+/** The job kinds the companion runs. */
+export const JOB_KINDS = ["eval", "investigate"] as const;
 
 /** `POST /jobs` → 202. */
 export interface JobAccepted {
@@ -70,6 +103,7 @@ export type StoreOp =
       readonly changes: Partial<Pick<RunRecord, "status" | "finishedAt" | "summary" | "config">>;
     }
   | { readonly op: "appendEvents"; readonly runId: string; readonly events: readonly EventRecord[] }
+  | { readonly op: "putScores"; readonly scores: readonly ScoreRecord[] }
   | {
       readonly op: "appendItems";
       readonly runId: string;
@@ -95,5 +129,7 @@ export type JobMessage =
       readonly runId?: string;
       readonly status?: string;
       readonly summary?: unknown;
+      /** An investigation's verdicts, hypothesis by hypothesis. */
+      readonly verdicts?: readonly { readonly id: string; readonly verdict: string }[];
       readonly error?: string;
     };

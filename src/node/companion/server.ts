@@ -4,7 +4,15 @@ import type { AddressInfo } from "node:net";
 import type { Store } from "../../store/types.ts";
 import { runCompanionEval, type EvalJobContext } from "./eval-job.ts";
 import { ModelCache } from "./models.ts";
-import { COMPANION_NAME, type CompanionStatus, type JobAccepted, type JobBody, type JobMessage } from "./protocol.ts";
+import { runCompanionInvestigation } from "./investigate-job.ts";
+import {
+  COMPANION_NAME,
+  JOB_KINDS,
+  type CompanionStatus,
+  type JobAccepted,
+  type JobBody,
+  type JobMessage,
+} from "./protocol.ts";
 import { listSpecs } from "../../models/specs/index.ts";
 
 /** The only address the companion listens on: this machine's loopback, never a network interface. */
@@ -40,6 +48,8 @@ export interface CompanionOptions {
   readonly allowOrigins?: readonly string[];
   /** Trials through a queue's workers instead of this process (see `src/node/queue`). */
   readonly trials?: EvalJobContext["trials"];
+  /** How many trials a job keeps in flight through `trials`. */
+  readonly trialsInFlight?: number;
   /** What `GET /status` says runs the trials. */
   readonly runner?: CompanionStatus["runner"];
   readonly version: string;
@@ -147,10 +157,10 @@ export async function startCompanion(options: CompanionOptions): Promise<Compani
   const start = (body: JobBody): Job => {
     if (typeof body !== "object" || body === null || Array.isArray(body))
       throw new HttpError(400, "the request body must be a JSON object with a kind");
-    if (body.kind !== "eval")
+    if (!(JOB_KINDS as readonly string[]).includes(body.kind))
       throw new HttpError(
         400,
-        `job kind ${JSON.stringify(body.kind)} is not one the companion runs; kinds are ['eval']`,
+        `job kind ${JSON.stringify(body.kind)} is not one the companion runs; kinds are [${JOB_KINDS.map((k) => `'${k}'`).join(", ")}]`,
       );
     const job: Job = {
       id: `job-${nextJob++}-${randomBytes(4).toString("hex")}`,
@@ -167,9 +177,11 @@ export async function startCompanion(options: CompanionOptions): Promise<Compani
       ...(options.modelsRoot !== undefined ? { modelsRoot: options.modelsRoot } : {}),
       models,
       ...(options.trials ? { trials: options.trials } : {}),
+      ...(options.trialsInFlight !== undefined ? { trialsInFlight: options.trialsInFlight } : {}),
       signal: job.controller.signal,
       emit: (write) => {
-        if (write.op === "createRun") job.runId = write.run.id;
+        // The job's run is the first it creates (an investigation then creates its label, probe and repair runs).
+        if (write.op === "createRun") job.runId ??= write.run.id;
         send(job, { type: "store", write });
       },
       onProgress: (p) => {
@@ -181,7 +193,11 @@ export async function startCompanion(options: CompanionOptions): Promise<Compani
         send(job, { type: "progress", runId: p.runId, stage: p.stage, done: p.done, total: p.total });
       },
     };
-    runCompanionEval(body, context).then(
+    const work =
+      body.kind === "investigate"
+        ? runCompanionInvestigation(body, context).then((o) => ({ ...o, summary: undefined }))
+        : runCompanionEval(body, context).then((o) => ({ ...o, verdicts: undefined }));
+    work.then(
       (outcome) => {
         job.state = outcome.status === "cancelled" ? "cancelled" : "finished";
         job.runId = outcome.runId;
@@ -191,7 +207,8 @@ export async function startCompanion(options: CompanionOptions): Promise<Compani
           state: job.state,
           runId: outcome.runId,
           status: outcome.status,
-          summary: outcome.summary,
+          ...(outcome.summary !== undefined ? { summary: outcome.summary } : {}),
+          ...(outcome.verdicts !== undefined ? { verdicts: outcome.verdicts } : {}),
         });
         forget();
       },

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Progress } from "../../core/index.ts";
@@ -13,6 +14,7 @@ import type { EvalJobBody } from "../companion/protocol.ts";
 import { parseRedisUrl, requireNoEviction } from "./redis.ts";
 import { startRedis, type ThrowawayRedis } from "./redis-harness.ts";
 import { openTrialQueue } from "./trials.ts";
+import { TRIAL_QUEUE, type TrialData } from "./trial-data.ts";
 import { prng } from "../fault-harness.ts";
 
 const BIN = new URL("../bin.mjs", import.meta.url).pathname;
@@ -158,6 +160,17 @@ describe("a run split into work items on BullMQ", () => {
       expect((await store.progress("queued"))!.done).toBe(160);
       expect(verdicts(items)).toEqual(verdicts(await store.items("uninterrupted")));
       expect(queued.summary.pass).toEqual(uninterrupted.summary.pass);
+      // The trials went out in batches: fewer work items than trials, several trials in one.
+      const inspect = new Queue<TrialData>(TRIAL_QUEUE, { connection: { host: "127.0.0.1", port: redis.port } });
+      try {
+        const items = (await inspect.getJobs(["completed"])).filter((j) => j.data.runId === "queued");
+        const trials = items.reduce((n, j) => n + j.data.trials.length, 0);
+        expect(trials).toBe(160);
+        expect(items.length).toBeLessThan(160);
+        expect(Math.max(...items.map((j) => j.data.trials.length))).toBe(8);
+      } finally {
+        await inspect.close();
+      }
     } finally {
       done = true;
       for (const child of children) child.kill("SIGTERM");

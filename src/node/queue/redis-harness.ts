@@ -8,6 +8,8 @@ import { join } from "node:path";
 export interface ThrowawayRedis {
   readonly url: string;
   readonly port: number;
+  /** The redis-server process (a benchmark reads its CPU time). */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -81,6 +83,7 @@ export async function startRedis(extra: readonly string[] = []): Promise<Throwaw
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    pid: child.pid!,
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once("exit", r));

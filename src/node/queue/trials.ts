@@ -7,12 +7,14 @@ import { trialSeed } from "../../evals/index.ts";
 import type { TrialPlan } from "../companion/eval-job.ts";
 import { connectionOptions, parseRedisUrl, requireNoEviction } from "./redis.ts";
 import {
-  encodeInput,
+  batchJobId,
+  encodeImage,
   TRIAL_QUEUE,
-  trialJobId,
+  type EncodedImage,
+  type TrialBatchResult,
   type TrialData,
+  type TrialInput,
   type TrialProgress,
-  type TrialResult,
 } from "./trial-data.ts";
 
 /** How the coordinator side of the queue behaves. */
@@ -25,14 +27,31 @@ export interface TrialQueueOptions {
   readonly stallMs?: number;
   /** How many times an item is retried after its worker failed it (not counting stalls); default 5. */
   readonly attempts?: number;
+  /**
+   * Trials per work item (default 8). The queue costs a few Redis round trips
+   * per item (~2.5 ms); a tiny model's trial is ~3 ms, so one trial per item
+   * would spend nearly half the time on the queue.
+   */
+  readonly batch?: number;
+  /** How long a part-filled batch waits for more trials before it is sent anyway (default 2 ms). */
+  readonly lingerMs?: number;
+  /** How many trials a run keeps in flight through the queue (default max(64, 8 × batch)): enough to keep every worker fed. */
+  readonly inFlight?: number;
 }
 
 /** The coordinator's side of the queue: it turns a run's trials into work items and waits for their answers. */
 export interface TrialQueue {
   /** The Redis address, without credentials. */
   readonly address: string;
-  /** The model a run's trials go through: each `generate` becomes one idempotent work item. */
+  /**
+   * The model a run's trials go through: its `generate` calls are gathered
+   * into batches of up to `batch` trials, each one idempotent work item.
+   */
   readonly trials: (plan: TrialPlan) => Model;
+  /** How many trials a run should keep in flight to keep the workers fed. */
+  readonly inFlight: number;
+  /** Trials per work item. */
+  readonly batch: number;
   /** Items moved back to wait because their worker stopped making progress (for tests and logs). */
   readonly moved: () => number;
   close(): Promise<void>;
@@ -56,7 +75,7 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
   const warn = options.warn ?? ((line: string) => console.error(line));
   await requireNoEviction(address, warn);
   const connection = connectionOptions(address);
-  const queue = new Queue<TrialData, TrialResult>(TRIAL_QUEUE, { connection });
+  const queue = new Queue<TrialData, TrialBatchResult>(TRIAL_QUEUE, { connection });
   const events = new QueueEvents(TRIAL_QUEUE, { connection });
   await events.waitUntilReady();
   // Every trial in flight waits on these two: as many listeners as a run has trials in flight.
@@ -92,6 +111,12 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
   );
   watchdog.unref();
 
+  const batchSize = options.batch ?? 8;
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new RangeError(`openTrialQueue(): batch ${batchSize} must be a positive integer (trials per work item)`);
+  const lingerMs = options.lingerMs ?? 2;
+  const inFlight = options.inFlight ?? Math.max(64, batchSize * 8);
+
   const widened = new WeakSet<AbortSignal>();
   const trials = (plan: TrialPlan): Model => {
     // runEval derives each trial's seed from (base, case, repeat): that seed, with the prompt, names the trial.
@@ -103,6 +128,96 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
         list.push({ caseId: row.id, repeat });
         byKey.set(key, list);
       }
+
+    /** A trial waiting for its batch to be sent, and the caller waiting for its answer. */
+    interface Waiting {
+      readonly caseId: string;
+      readonly repeat: number;
+      readonly input: ModelInput;
+      readonly options: Omit<GenerateOptions, "signal" | "attentionBias">;
+      readonly signal: AbortSignal | undefined;
+      readonly resolve: (output: string) => void;
+      readonly reject: (error: unknown) => void;
+    }
+    let waiting: Waiting[] = [];
+    let timer: ReturnType<typeof setTimeout> | undefined;
+
+    const send = async (batch: readonly Waiting[]): Promise<void> => {
+      // Trials of one image (several questions per image) carry it once.
+      const imageIndex = new Map<object, number>();
+      const images: EncodedImage[] = [];
+      const inputs: TrialInput[] = batch.map((w) => {
+        const image = w.input.image;
+        let index: number | undefined;
+        if (image !== undefined) {
+          index = imageIndex.get(image);
+          if (index === undefined) {
+            index = images.push(encodeImage(image)) - 1;
+            imageIndex.set(image, index);
+          }
+        }
+        return {
+          caseId: w.caseId,
+          repeat: w.repeat,
+          prompt: w.input.prompt,
+          ...(index !== undefined ? { image: index } : {}),
+          options: w.options,
+        };
+      });
+      const data: TrialData = { runId: plan.runId, model: plan.name, identity: plan.identity, trials: inputs, images };
+      const job = await queue.add("trials", data, {
+        jobId: batchJobId(plan.runId, inputs),
+        attempts,
+        backoff: { type: "fixed", delay: 250 },
+        // Answers are read at once and then live in the store: keep only the last few in Redis.
+        removeOnComplete: { age: 3600, count: 1000 },
+        removeOnFail: { age: 24 * 3600 },
+      });
+      const answer = job.waitUntilFinished(events) as Promise<TrialBatchResult>;
+      // Each trial's caller stops waiting when its own signal aborts; an item nobody took yet then leaves the queue.
+      let left = batch.length;
+      for (const [i, w] of batch.entries()) {
+        let stop = () => undefined as void;
+        const cancelled = w.signal
+          ? new Promise<never>((_, reject) => {
+              stop = () => {
+                reject(new CancelledError("cancelled"));
+                if (--left === 0) void job.remove().catch(() => undefined);
+              };
+              if (w.signal!.aborted) stop();
+              else w.signal!.addEventListener("abort", stop, { once: true });
+            })
+          : undefined;
+        const mine = answer.then((result) => {
+          const one = result.results[i];
+          if (one === undefined)
+            throw new Error(
+              `work item ${job.id} came back with ${result.results.length} answers for ${batch.length} trials`,
+            );
+          if ("error" in one) throw new Error(one.error);
+          return one.output;
+        });
+        (cancelled ? Promise.race([mine, cancelled]) : mine)
+          .finally(() => w.signal?.removeEventListener("abort", stop))
+          .then(w.resolve, w.reject);
+      }
+    };
+
+    const flush = () => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      while (waiting.length > 0) {
+        const batch = waiting.slice(0, batchSize);
+        waiting = waiting.slice(batch.length);
+        send(batch).catch((error: unknown) => {
+          for (const w of batch) w.reject(error);
+        });
+        if (waiting.length < batchSize) break;
+      }
+      // What is left (less than a batch) goes once no further trial has come for lingerMs.
+      if (waiting.length > 0) timer = setTimeout(flush, lingerMs);
+    };
+
     const inner = plan.model;
     return {
       spec: inner.spec,
@@ -122,45 +237,14 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
           widened.add(signal);
           setMaxListeners(0, signal);
         }
-        const data: TrialData = {
-          runId: plan.runId,
-          caseId: trial.caseId,
-          repeat: trial.repeat,
-          model: plan.name,
-          identity: plan.identity,
-          ...encodeInput(input),
-          options: rest,
-        };
-        const job = await queue.add("trial", data, {
-          jobId: trialJobId(plan.runId, trial.caseId, trial.repeat),
-          attempts,
-          backoff: { type: "fixed", delay: 250 },
-          // Answers are read at once and then live in the store: keep only the last few in Redis.
-          removeOnComplete: { age: 3600, count: 1000 },
-          removeOnFail: { age: 24 * 3600 },
+        return new Promise<string>((resolve, reject) => {
+          waiting.push({ ...trial, input, options: rest, signal, resolve, reject });
+          if (waiting.length >= batchSize) flush();
+          else {
+            if (timer !== undefined) clearTimeout(timer);
+            timer = setTimeout(flush, lingerMs);
+          }
         });
-        const answer = job.waitUntilFinished(events);
-        let stop = () => undefined as void;
-        const result = await (
-          signal
-            ? Promise.race([
-                answer,
-                new Promise<never>((_, reject) => {
-                  stop = () => reject(new CancelledError("cancelled"));
-                  if (signal.aborted) stop();
-                  signal.addEventListener("abort", stop, { once: true });
-                }),
-              ])
-            : answer
-        )
-          .finally(() => signal?.removeEventListener("abort", stop))
-          .catch(async (error: unknown) => {
-            // Cancelled while waiting: an item nobody has taken yet leaves the queue (an active one finishes unread).
-            if (signal?.aborted) await job.remove().catch(() => undefined);
-            throw error;
-          });
-        if ("error" in result) throw new Error(result.error);
-        return result.output;
       },
       forward() {
         return Promise.reject(new Error("forward passes do not go through the queue; only generation does"));
@@ -172,6 +256,8 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
   return {
     address: address.shown,
     trials,
+    inFlight,
+    batch: batchSize,
     moved: () => moved,
     async close() {
       clearInterval(watchdog);

@@ -2,7 +2,14 @@ import { Worker, type Job } from "bullmq";
 import { faultPoint } from "../faults.ts";
 import { ModelCache, resolveModel } from "../companion/models.ts";
 import { connectionOptions, parseRedisUrl, requireNoEviction } from "./redis.ts";
-import { decodeInput, TRIAL_QUEUE, type TrialData, type TrialProgress, type TrialResult } from "./trial-data.ts";
+import {
+  decodeImage,
+  TRIAL_QUEUE,
+  type TrialBatchResult,
+  type TrialData,
+  type TrialProgress,
+  type TrialResult,
+} from "./trial-data.ts";
 import { workerName } from "./trials.ts";
 
 /** How a trial worker runs. */
@@ -18,27 +25,35 @@ export interface TrialWorkerOptions {
   readonly lockMs?: number;
   readonly warn?: (line: string) => void;
   /** Called after each item this worker finished (for logs and tests). */
-  readonly onItem?: (job: Job<TrialData, TrialResult>) => void;
+  readonly onItem?: (job: Job<TrialData, TrialBatchResult>) => void;
 }
 
 export interface TrialWorker {
-  /** Items this process has answered. */
+  /** Work items this process has answered. */
   readonly answered: () => number;
+  /** Trials in them. */
+  readonly trials: () => number;
   close(): Promise<void>;
 }
 
+/** While a work item runs, its progress is written at most this often (each write is a Redis round trip). */
+const BEAT_MS = 250;
+
 /**
- * Consumes the trial queue: each work item is one generation with the model
- * it names, loaded once (a bundled key or a folder under `--models`), checked
- * against the run's fingerprint (a different copy of the model refuses the
- * item), with progress written as the item moves (the coordinator judges
- * liveness by it). A model error is the trial's answer; a worker that dies
- * leaves its item to be retried by the others once its lock runs out.
+ * Consumes the trial queue: each work item is a batch of generations with
+ * the model it names, loaded once (a bundled key or a folder under
+ * `--models`), checked against the run's fingerprint (a different copy of
+ * the model refuses the item), with progress written as the item moves (the
+ * coordinator judges liveness by it). A model error is that trial's answer; a
+ * worker that dies leaves its item to be retried whole by the others once its
+ * lock runs out (the trials are seeded, so a retry gives the same answers, and
+ * the coordinator's store judges each trial once).
  *
  * Fault points for the kill tests: `EVALRX_FAULT_AT=worker-generate` (see
  * `faults.ts`) and `EVALRX_WORKER_KILL_AFTER=<n>` SIGKILL the process in the
- * middle of its first or its (n+1)-th item; `EVALRX_WORKER_HANG=1` makes
- * every item hang forever while the lock stays renewed (a wedged worker).
+ * middle of its first or its (n+1)-th trial (so mid-batch, with some of the
+ * batch's trials done and lost); `EVALRX_WORKER_HANG=1` makes every item hang
+ * forever while the lock stays renewed (a wedged worker).
  *
  * @example const worker = await startTrialWorker("redis://127.0.0.1:6379", { modelsRoot: "models" })
  */
@@ -50,16 +65,20 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
   const me = workerName();
   const lockMs = options.lockMs ?? 30_000;
   let answered = 0;
+  let trialsRun = 0;
   const hang = process.env["EVALRX_WORKER_HANG"] === "1";
   const killAfter = process.env["EVALRX_WORKER_KILL_AFTER"];
   let started = 0;
 
-  const process_ = async (job: Job<TrialData, TrialResult>): Promise<TrialResult> => {
+  const process_ = async (job: Job<TrialData, TrialBatchResult>): Promise<TrialBatchResult> => {
     const data = job.data;
-    const beat = (stage: TrialProgress["stage"]) => job.updateProgress({ at: Date.now(), stage, worker: me });
+    if (!Array.isArray(data.trials) || !Array.isArray(data.images))
+      throw new Error(`work item ${job.id} holds no trials list; it was put there by an older companion`);
+    const beat = (stage: TrialProgress["stage"], done: number) =>
+      job.updateProgress({ at: Date.now(), stage, worker: me, done });
     // A model not loaded yet may take a while: say so first, so the watchdog does not take the item back.
     const resolved = await resolveModel(data.model, options.modelsRoot);
-    if (!models.has(resolved)) await beat("loading");
+    if (!models.has(resolved)) await beat("loading", 0);
     const loaded = await models.get(resolved);
     const want = JSON.stringify(data.identity);
     const have = JSON.stringify(loaded.identity);
@@ -67,19 +86,37 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
       throw new Error(
         `worker ${me}: its copy of model '${data.model}' (${have}) is not the one run '${data.runId}' was planned with (${want}); give this worker the same model files`,
       );
-    await beat("generating");
+    await beat("generating", 0);
+    let lastBeat = Date.now();
     if (hang) await new Promise<never>(() => undefined);
-    faultPoint("worker-generate");
-    // kill -9 in the middle of the (n+1)-th item: a seeded point of a kill test.
-    if (killAfter !== undefined && ++started > Number(killAfter)) process.kill(process.pid, "SIGKILL");
-    try {
-      return { output: await loaded.model.generate(decodeInput(data), data.options) };
-    } catch (error) {
-      return { error: error instanceof Error ? error.message : String(error) };
+    const images = data.images.map(decodeImage);
+    const results: TrialResult[] = [];
+    for (const [i, trial] of data.trials.entries()) {
+      if (Date.now() - lastBeat > BEAT_MS) {
+        lastBeat = Date.now();
+        await beat("generating", i);
+      }
+      faultPoint("worker-generate");
+      // kill -9 in the middle of the (n+1)-th trial: a seeded point of a kill test.
+      if (killAfter !== undefined && ++started > Number(killAfter)) process.kill(process.pid, "SIGKILL");
+      const image = trial.image !== undefined ? images[trial.image] : undefined;
+      if (trial.image !== undefined && image === undefined)
+        throw new Error(`work item ${job.id}: trial ${i} names image ${trial.image} of ${images.length}`);
+      try {
+        const output = await loaded.model.generate(
+          { prompt: trial.prompt, ...(image !== undefined ? { image } : {}) },
+          trial.options,
+        );
+        results.push({ output });
+      } catch (error) {
+        results.push({ error: error instanceof Error ? error.message : String(error) });
+      }
     }
+    trialsRun += results.length;
+    return { results };
   };
 
-  const worker = new Worker<TrialData, TrialResult>(TRIAL_QUEUE, process_, {
+  const worker = new Worker<TrialData, TrialBatchResult>(TRIAL_QUEUE, process_, {
     connection: connectionOptions(address),
     concurrency: options.concurrency ?? 1,
     lockDuration: lockMs,
@@ -96,6 +133,7 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
   await worker.waitUntilReady();
   return {
     answered: () => answered,
+    trials: () => trialsRun,
     async close() {
       await worker.close(true);
       await models.dispose();

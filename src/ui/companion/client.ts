@@ -191,6 +191,8 @@ export async function applyStoreOp(store: Store, op: StoreOp): Promise<void> {
       return store.updateRun(op.id, op.changes);
     case "appendItems":
       return store.appendItems(op.runId, op.items, op.progress);
+    case "putScores":
+      return store.putScores(op.scores);
     case "appendEvents": {
       const stored = await store.appendEvents(
         op.runId,

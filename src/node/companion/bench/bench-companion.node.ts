@@ -9,12 +9,13 @@
  * - the long kill sweep: workers killed -9 at `--kills N` seeded points (default 20), the run compared with
  *   the uninterrupted one.
  *
- * Each eval is run `--rounds` times (default 3) and the median kept. Prints the load average beside the numbers.
+ * Each eval is run once to warm it, then `--rounds` times (default 3): mean ± sd and min–max, and who used the CPU
+ * (workers, this process, redis, the machine's other processes, from /proc). Prints the load average beside the numbers.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { FileStore } from "../../../store/files.node.ts";
@@ -28,9 +29,14 @@ import type { EvalJobBody } from "../protocol.ts";
 import { startCompanion } from "../server.ts";
 
 const { values } = parseArgs({
-  options: { rounds: { type: "string", default: "3" }, kills: { type: "string", default: "20" } },
+  options: {
+    rounds: { type: "string", default: "3" },
+    kills: { type: "string", default: "20" },
+    batch: { type: "string", default: "8" },
+  },
 });
 const ROUNDS = Number(values.rounds);
+const BATCH = Number(values.batch);
 const KILLS = Number(values.kills);
 const ROOT = new URL("../../../../", import.meta.url).pathname;
 const BIN = join(ROOT, "src/node/bin.mjs");
@@ -99,6 +105,77 @@ async function stopAll(): Promise<void> {
   );
 }
 
+/** A process's CPU seconds so far (user + system), from /proc. */
+function processCpu(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** The whole machine's busy CPU seconds so far (every core, every process), from /proc/stat. */
+function machineBusy(): number {
+  const line = readFileSync("/proc/stat", "utf8").split("\n")[0]!;
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
+}
+
+interface Measured {
+  readonly mean: number;
+  readonly sd: number;
+  readonly min: number;
+  readonly max: number;
+  /** Mean CPU seconds per round by who used them; `others` and `busy` in cores (CPU seconds per wall second). */
+  readonly cpu: { workers: number; coordinator: number; redis: number; others: number; busy: number };
+}
+
+/** Runs `fn` once to warm it, then ROUNDS times, timing each and reading who used the CPU. */
+async function measure(
+  label: string,
+  fn: () => Promise<unknown>,
+  workers: readonly ChildProcess[] = [],
+): Promise<Measured> {
+  await fn();
+  const walls: number[] = [];
+  const cpu = { workers: 0, coordinator: 0, redis: 0, others: 0, busy: 0 };
+  for (let r = 0; r < ROUNDS; r++) {
+    const w0 = workers.reduce((sum, c) => sum + processCpu(c.pid), 0);
+    const c0 = process.cpuUsage();
+    const r0 = processCpu(redis.pid);
+    const m0 = machineBusy();
+    const wall = await timed(fn);
+    const w = workers.reduce((sum, c) => sum + processCpu(c.pid), 0) - w0;
+    const c = process.cpuUsage(c0);
+    const coordinator = (c.user + c.system) / 1e6;
+    const rd = processCpu(redis.pid) - r0;
+    const busy = machineBusy() - m0;
+    walls.push(wall);
+    cpu.workers += w / ROUNDS;
+    cpu.coordinator += coordinator / ROUNDS;
+    cpu.redis += rd / ROUNDS;
+    cpu.others += Math.max(0, busy - w - coordinator - rd) / (wall / 1000) / ROUNDS;
+    cpu.busy += busy / (wall / 1000) / ROUNDS;
+  }
+  const mean = walls.reduce((a, b) => a + b, 0) / walls.length;
+  const sd = Math.sqrt(walls.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, walls.length - 1));
+  const m: Measured = { mean, sd, min: Math.min(...walls), max: Math.max(...walls), cpu };
+  console.log(
+    `${label.padEnd(36)} ${mean.toFixed(0)} ± ${sd.toFixed(0)} ms (${m.min.toFixed(0)}–${m.max.toFixed(0)}), ` +
+      `${((600 * 1000) / mean).toFixed(0)} trials/s; CPU s: workers ${cpu.workers.toFixed(2)}, this process ${cpu.coordinator.toFixed(2)}, ` +
+      `redis ${cpu.redis.toFixed(2)}, others ${cpu.others.toFixed(2)} cores; load ${load()}`,
+  );
+  return m;
+}
+
+/** The range of a / b over the rounds' extremes. */
+function spreadRatio(a: Measured, b: Measured): string {
+  return `${(a.min / b.max).toFixed(2)}–${(a.max / b.min).toFixed(2)}`;
+}
+
 async function timed(fn: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
   await fn();
@@ -111,33 +188,59 @@ const verdicts = (items: readonly ItemRecord[]) =>
 try {
   const trials = 600;
   console.log(
-    `bench:companion — pope demo set, ${trials} trials per eval, median of ${ROUNDS}; load average ${load()}`,
+    `bench:companion — pope demo set, ${trials} trials per eval, ${ROUNDS} rounds per configuration (mean ± sd, min–max); ` +
+      `${cpus().length} cores; load average ${load()}`,
   );
 
-  // In this process (the model warm), then through the queue with 1 and with 2 workers (warmed by one eval each).
-  await runCompanionEval(job(), context());
-  const inProcess: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) inProcess.push(await timed(() => runCompanionEval(job(), context())));
-
-  const queue: TrialQueue = await openTrialQueue(redis.url, { warn: () => undefined });
-  await worker();
-  await runCompanionEval(job(), context(queue.trials));
-  const oneWorker: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) oneWorker.push(await timed(() => runCompanionEval(job(), context(queue.trials))));
-  await worker();
-  await runCompanionEval(job(), context(queue.trials));
-  const twoWorkers: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) twoWorkers.push(await timed(() => runCompanionEval(job(), context(queue.trials))));
+  // In this process (the model warm), then through the queue with 1 and with 2 workers (warmed by one eval each),
+  // with one trial per work item and with batches of BATCH.
+  const queue1: TrialQueue = await openTrialQueue(redis.url, { warn: () => undefined, batch: 1, inFlight: 32 });
+  const queue: TrialQueue = await openTrialQueue(redis.url, { warn: () => undefined, batch: BATCH });
+  const viaQueue = (q: TrialQueue) => () =>
+    runCompanionEval(job(), { ...context(q.trials), trialsInFlight: q.inFlight });
+  const inProcess = await measure("in process", () => runCompanionEval(job(), context()));
+  const first = await worker();
+  const one1 = await measure("queue, 1 worker, 1 trial per item", viaQueue(queue1), [first]);
+  const one = await measure(`queue, 1 worker, ${BATCH} trials per item`, viaQueue(queue), [first]);
+  const second = await worker();
+  const two1 = await measure("queue, 2 workers, 1 trial per item", viaQueue(queue1), [first, second]);
+  const two = await measure(`queue, 2 workers, ${BATCH} trials per item`, viaQueue(queue), [first, second]);
   await stopAll();
 
-  const tIn = median(inProcess);
-  const t1 = median(oneWorker);
-  const t2 = median(twoWorkers);
-  console.log(`in process       ${tIn.toFixed(0)} ms  (${((trials * 1000) / tIn).toFixed(0)} trials/s)`);
-  console.log(`queue, 1 worker  ${t1.toFixed(0)} ms  (${((trials * 1000) / t1).toFixed(0)} trials/s)`);
-  console.log(`queue, 2 workers ${t2.toFixed(0)} ms  (${((trials * 1000) / t2).toFixed(0)} trials/s)`);
-  console.log(`throughput 2 workers / 1 worker: ${(t1 / t2).toFixed(2)}× (target ≥ 1.7× on 2 idle cores)`);
-  console.log(`queue overhead per work item: ${((t1 - tIn) / trials).toFixed(2)} ms (target ≤ 2 ms)`);
+  const ratio = (a: Measured, b: Measured) => `${(a.mean / b.mean).toFixed(2)}× (${spreadRatio(a, b)})`;
+  console.log(`throughput 2 workers / 1 worker, ${BATCH} per item: ${ratio(one, two)} (target ≥ 1.7×)`);
+  console.log(`throughput 2 workers / 1 worker, 1 per item: ${ratio(one1, two1)}`);
+  const overhead = (m: Measured) =>
+    `${((m.mean - inProcess.mean) / trials).toFixed(2)} ms (${((m.min - inProcess.max) / trials).toFixed(2)} to ${((m.max - inProcess.min) / trials).toFixed(2)})`;
+  console.log(`queue overhead per trial, ${BATCH} per item (1 worker vs in process): ${overhead(one)} (target ≤ 2 ms)`);
+  console.log(`queue overhead per trial, 1 per item (1 worker vs in process): ${overhead(one1)}`);
+  // The same in CPU (workers + coordinator + redis through the queue, minus this process alone), which other
+  // processes on the machine disturb less than the wall time.
+  const cpuOverhead = (m: Measured) =>
+    (((m.cpu.workers + m.cpu.coordinator + m.cpu.redis - inProcess.cpu.coordinator) * 1000) / trials).toFixed(2);
+  console.log(
+    `queue CPU overhead per trial (all processes vs in process): ${BATCH} per item ${cpuOverhead(one)} ms, 1 per item ${cpuOverhead(one1)} ms`,
+  );
+  // What the CPU allows, from the CPU each process used per trial (less noisy than the wall time on a shared
+  // machine): one worker's wall per trial is at least its own CPU per trial (it runs trials one by one), two
+  // workers' at least half theirs; and either is at least the CPU a trial needs in all (workers + coordinator +
+  // redis) over the cores free of other processes.
+  const cores = cpus().length;
+  const perTrialCpu = (m: Measured) => [m.cpu.workers, m.cpu.coordinator, m.cpu.redis].map((x) => x / trials);
+  const [W1, C1, R1] = perTrialCpu(one) as [number, number, number];
+  const [W2, C2, R2] = perTrialCpu(two) as [number, number, number];
+  const bound = (free: number) =>
+    Math.max(W1, (W1 + C1 + R1) / Math.max(0.1, free)) / Math.max(W2 / 2, (W2 + C2 + R2) / Math.max(0.1, free));
+  const ms = (x: number) => (x * 1000).toFixed(2);
+  console.log(
+    `CPU ms per trial, 2 workers, ${BATCH} per item: workers ${ms(W2)}, coordinator ${ms(C2)}, redis ${ms(R2)} ` +
+      `(1 worker: ${ms(W1)}, ${ms(C1)}, ${ms(R1)}); the machine's other processes used ${two.cpu.others.toFixed(2)} cores, ` +
+      `all together ${two.cpu.busy.toFixed(2)} of ${cores}`,
+  );
+  console.log(
+    `CPU bound for 2 workers / 1: ${bound(cores).toFixed(2)}× with all ${cores} cores free, ` +
+      `${bound(cores - two.cpu.others).toFixed(2)}× with the ${two.cpu.others.toFixed(2)} cores other processes used`,
+  );
 
   // A page-shaped job through a companion (its own process state: model cold) vs the CLI (a process, model cold).
   // As the page sends them: cases naming images by content hash, the images inline in base64.
@@ -188,6 +291,7 @@ try {
   // The long kill sweep: KILLS seeded kill -9 points; the run must equal the uninterrupted one (--kills 0 skips it).
   if (KILLS > 0) await killSweep(queue);
   await queue.close();
+  await queue1.close();
   console.log(`load average at the end ${load()}`);
 } finally {
   for (const c of children) c.kill("SIGKILL");
