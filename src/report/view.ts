@@ -17,7 +17,7 @@ import { count, decimal, duration, eValue, percent, points, pValue } from "../fi
 import { netEffect, netText, repairLadder } from "../figures/repair-ladder.ts";
 import type { Scene } from "../figures/scene.ts";
 import { signalDistributions, type SignalDistribution } from "../figures/signal-distributions.ts";
-import { lessonsSection, modesSection } from "./modes-view.ts";
+import { lessonsSection, modesSection, probeSearchSection } from "./modes-view.ts";
 import type { Report, ReportEvidenceCase, ReportHypothesis, ReportRepair, ReportSignal } from "./schema.ts";
 import { agenticSection, analysesSection } from "./agentic-view.ts";
 
@@ -921,12 +921,23 @@ function problemsSection(report: Report): SectionView | undefined {
   };
 }
 
+/** A promoted model's lineage (`provenance.model.lineage`, written by `evalrx investigate --model <promoted>`) in words, root first. */
+function lineageText(steps: unknown): string | undefined {
+  if (!Array.isArray(steps) || steps.length === 0) return undefined;
+  const step = (s: Record<string, unknown>) =>
+    `→ ${String(s["id"])} (${String(s["tier"])} ${String(s["repair"])}: failures ${Number(s["delta"]) > 0 ? "+" : ""}${(100 * Number(s["delta"])).toFixed(1)} pp, fixed ${String(s["fixed"])} / broke ${String(s["broken"])} of ${String(s["n"])}, p = ${Number(s["p"]).toPrecision(3)}, e = ${Number(s["e"]).toPrecision(3)}; run ${String(s["runId"])})`;
+  const first = steps[0] as Record<string, unknown>;
+  return [String(first["parent"]), ...steps.map((s) => step(s as Record<string, unknown>))].join(" ");
+}
+
 function provenanceSection(report: Report): SectionView {
   const p = report.provenance;
   const d = p.data;
   const labelled = d.labelDistribution.fail + d.labelDistribution.pass;
+  const lineage = lineageText(p.model?.["lineage"]);
   const model = p.model
     ? Object.entries(p.model)
+        .filter(([k]) => k !== "lineage")
         .map(
           ([k, v]) =>
             `${k}: ${Array.isArray(v) ? v.join(", ") : typeof v === "object" ? JSON.stringify(v) : String(v)}`,
@@ -963,6 +974,7 @@ function provenanceSection(report: Report): SectionView {
           { label: "Seed", value: numberCell(p.seed, "count") },
           { label: "α", value: numberCell(p.alpha, "decimal") },
           ...(model ? [{ label: "Model", value: textCell(model) }] : []),
+          ...(lineage ? [{ label: "Lineage", value: textCell(lineage) }] : []),
           {
             label: "Report",
             value: textCell(`${report.format} v${report.version}`, {
@@ -1064,6 +1076,7 @@ export function reportViewParts(report: Report, options: ReportViewOptions = {})
       () => hypothesesSection(report, size, opacity),
       () => modesSection(report, size, opacity),
       () => lessonsSection(report),
+      () => probeSearchSection(report),
       () => signalsSection(report, width),
       () => probeSection(report, width),
       () => mechanismSection(report),

@@ -171,6 +171,10 @@ describe("evalrx model promote / lineage, and investigate on the promoted model"
         },
       ],
     });
+    // The report's provenance says it in words, in the page and the HTML export alike.
+    expect(readFileSync(join(out, "report.html"), "utf8")).toMatch(
+      /Lineage.*→ planted-vlm\+attention-bias-image-2 \(L3b attention \+2 on image tokens: failures -\d+\.\d pp, fixed \d+ \/ broke 0 of 60/s,
+    );
     const chain = await run(["model", "lineage", "--lineage", lineage, "--json"]);
     expect(JSON.parse(chain.stdout)).toMatchObject([
       { id: "planted-vlm+attention-bias-image-2", lineage: [{ parent: planted }] },
