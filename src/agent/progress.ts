@@ -70,6 +70,12 @@ export function stageLine(event: RunEvent): string | undefined {
       return `  ${p.validated ? "✓" : "✗"} ${p.tier} ${p.candidate}: ${netLine(p.fixed, p.broken, p.n)} p=${f(p.p)} e=${f(p.e, 2)} vs baseline`;
     case "repairs.finished":
       return `  outcome: ${p.fixedBy ? `fixed by ${p.fixedBy}` : "no candidate validated"} · ${p.recommendation}`;
+    case "agentic.turn":
+      return `agent ${String(p.turn).padStart(2)}     ${p.tool ?? "(unreadable reply)"} ${p.status === "ran" ? `· ${p.result}` : `refused: ${p.reason}`}`;
+    case "analysis.ran":
+      return `  analysis ${p.id} in the sandbox: ${p.ok ? `ran in ${p.ms} ms` : `${p.reason}: ${p.error}`}`;
+    case "agentic.stopped":
+      return `agent stop   ${p.success ? `success on ${p.hypothesis}` : "no claim"} (${p.by}, ${p.turns} turns, ${p.refused} refused): ${p.summary}`;
     case "problem":
       return `  ! ${p.what}: ${p.why}`;
     default:

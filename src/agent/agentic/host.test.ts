@@ -1,6 +1,4 @@
 import Ajv2020 from "ajv/dist/2020.js";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importDataset } from "../../datasets/index.ts";
 import { openAICompatibleJudge } from "../../evals/judge.ts";
@@ -16,6 +14,7 @@ import { STANDARD_ANALYSIS, rulePolicy, textJudge } from "./judges.ts";
 import { buildReport } from "../report.ts";
 import { allSections, reportView } from "../../report/view.ts";
 import { tablePipeline } from "./table-pipeline.ts";
+import { boardServer, type BoardServer } from "./board-server.node.ts";
 
 async function plantedTable(
   seed: number,
@@ -231,60 +230,23 @@ describe("the host refuses every rule violation of a scripted judge, and each re
 });
 
 describe("an OpenAI-compatible judge served over HTTP", () => {
-  let server: ReturnType<typeof createServer>;
-  let baseUrl = "";
-  const seen: { model: string; messages: { role: string; content: string }[] }[] = [];
-  const policy = rulePolicy({ analysis: false });
-
+  let server: BoardServer;
   beforeAll(async () => {
-    // A chat-completions server whose "model" reads the board out of the prompt and answers as the rule policy.
-    server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      let body = "";
-      req.on("data", (c: Buffer) => (body += c.toString()));
-      req.on("end", () => {
-        if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
-          res.writeHead(404).end("not found");
-          return;
-        }
-        const request = JSON.parse(body) as (typeof seen)[number];
-        seen.push(request);
-        const prompt = request.messages.at(-1)!.content;
-        const line = prompt.split("\n").find((l) => l.startsWith('{"question"'))!;
-        void policy.next("", JSON.parse(line) as Board).then((content) => {
-          res.writeHead(200, { "content-type": "application/json" });
-          res.end(
-            JSON.stringify({
-              id: "chatcmpl-test",
-              object: "chat.completion",
-              model: request.model,
-              choices: [
-                {
-                  index: 0,
-                  message: { role: "assistant", content: "```json\n" + content + "\n```" },
-                  finish_reason: "stop",
-                },
-              ],
-            }),
-          );
-        });
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    server = await boardServer();
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => server.close());
 
   it("drives the loop through the protocol, each turn one request with the board", async () => {
     const table = await plantedTable(11);
     const log = new EventLog({ runId: "agentic-http", now: () => 0 });
-    const judge = textJudge(openAICompatibleJudge({ baseUrl, model: "board-reader", maxTokens: 512 }));
+    const judge = textJudge(openAICompatibleJudge({ baseUrl: server.baseUrl, model: "board-reader", maxTokens: 512 }));
     const out = await runAgentic(tablePipeline(table, "log.csv"), judge, log, { protocol, seed: 1, ...fast });
     expect(out.stop).toMatchObject({ by: "judge", success: true });
-    expect(seen.length).toBe(out.turns.length);
-    expect(seen[0]!.model).toBe("board-reader");
-    expect(seen[0]!.messages.at(-1)!.content).toMatch(/Reply with ONE JSON object/);
+    expect(server.requests.length).toBe(out.turns.length);
+    expect(server.requests[0]!.model).toBe("board-reader");
+    expect(server.requests[0]!.messages.at(-1)!.content).toMatch(/Reply with ONE JSON object/);
     expect(log.find("agentic.started")!.payload.judge).toBe(
-      `openai:${new URL(baseUrl).origin}/v1/chat/completions#board-reader`,
+      `openai:${new URL(server.baseUrl).origin}/v1/chat/completions#board-reader`,
     );
   });
 });

@@ -11,6 +11,9 @@ import {
 import { basename, dirname, join, resolve } from "node:path";
 import { parseEventLines, type RunEvent } from "../../agent/events.ts";
 import { investigate } from "../../agent/investigate.ts";
+import { investigateAgentic } from "../../agent/agentic/investigate-agentic.ts";
+import { rulePolicy, textJudge } from "../../agent/agentic/judges.ts";
+import { childSandbox } from "../../agent/sandbox/child-sandbox.node.ts";
 import { LessonFile } from "../../agent/lessons/lesson-file.node.ts";
 import { buildReport } from "../../agent/report.ts";
 import { stageLine } from "../../agent/progress.ts";
@@ -37,6 +40,7 @@ const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/
                           [--holdout 0.4] [--max-tier L3b] [--seed 1] [--sample N|all] [--out DIR] [--json] [--resume]
                           [--root DIR] [--lessons FILE|none]
                           [--judge URL --judge-model NAME]   (key from EVALRX_JUDGE_KEY)
+                          [--agentic [--max-turns N]]
 
   With no arguments it runs the bundled tiny VLM on the 600-question demo POPE set (about half a minute).
   --sample    a stable sample of N cases (the N with the smallest sha256(id)) for a quicker run; default all
@@ -49,6 +53,9 @@ const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/
   --lineage   the lineage file promoted models are read from (default .evalrx/lineage.jsonl)
   --lessons   the lessons of earlier runs (JSONL, default .evalrx/lessons.jsonl beside the default --out): read at
               the start to order analyzers and hypotheses (never a test), this run's appended at the end; none: neither
+  --agentic   a judge picks each next step from an evidence board (the --judge endpoint, else the rule policy);
+              the host keeps the rules (caps, order, one sealed read, the stop gate); analyses run in a locked child
+  --max-turns turns the agentic judge gets, refused ones included (default 20)
   One writer per --out folder: a second investigate on the same folder is refused while the first runs.
   report.json and report.html are written whole (temp file + rename); the run is marked finished in
   events.jsonl only once they are on disk.`;
@@ -163,6 +170,8 @@ export const command: Command = {
         out: { type: "string" },
         json: { type: "boolean" },
         resume: { type: "boolean" },
+        agentic: { type: "boolean" },
+        "max-turns": { type: "string" },
         lineage: { type: "string" },
         root: { type: "string" },
         lessons: { type: "string" },
@@ -177,6 +186,8 @@ export const command: Command = {
       throw new Error(`--max-tier '${maxTier}' must be one of ${TIERS.join(", ")} or none`);
     const seed = numberOption("seed", values.seed, "1") ?? 1;
     const out = resolve(values.out ?? ".evalrx/investigate");
+    if (values.agentic && values.resume)
+      throw new Error("--agentic does not resume an interrupted run; start it again in a new --out folder");
     const say = (line: string) => (values.json ? console.error(line) : console.log(line));
 
     const holdout = numberOption("holdout", values.holdout, "0.4") ?? 0.4;
@@ -320,7 +331,18 @@ export const command: Command = {
       );
       const lessonsPath = values.lessons ?? ".evalrx/lessons.jsonl";
       const lessonFile = lessonsPath === "none" ? undefined : new LessonFile(resolve(lessonsPath));
-      const { report } = await investigate({
+      const maxTurns = numberOption("max-turns", values["max-turns"], "20");
+      const run = values.agentic ? investigateAgentic : investigate;
+      const { report } = await run({
+        ...(values.agentic
+          ? {
+              agentic: {
+                judge: judge ? textJudge(judge) : rulePolicy(),
+                sandbox: childSandbox(),
+                ...(maxTurns !== undefined ? { maxTurns } : {}),
+              },
+            }
+          : {}),
         store,
         model,
         dataset: { id: basename(dataPath).replace(/\.\w+$/, ""), cases, source: basename(dataPath), fingerprint },

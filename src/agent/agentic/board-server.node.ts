@@ -1,0 +1,76 @@
+/**
+ * A local chat-completions server for tests: it speaks the OpenAI protocol
+ * (POST /v1/chat/completions), reads the evidence board out of the host's
+ * prompt and answers as the rule policy would, in a fenced JSON block as
+ * chat models do. It stands in for the user's endpoint (vLLM, Ollama), not
+ * for anything of ours: the judge, the HTTP client and the host are real.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Board } from "./board.ts";
+import { rulePolicy } from "./judges.ts";
+
+/** What the server says to a prompt without a board: the words each of the loop's other judge prompts expects. */
+function plainAnswer(prompt: string): string {
+  if (/Answer YES or NO/.test(prompt)) return "YES\nThe hypothesis names a signal the question asks about.";
+  if (/topic names only/.test(prompt)) return "attention, image";
+  const rule = /A rule-based reading: (.*)/.exec(prompt);
+  if (rule) return rule[1]!;
+  return "Another explanation is the mix of scenes; a sealed effect of the other sign would refute it.";
+}
+
+export interface BoardServer {
+  readonly baseUrl: string;
+  /** Every request body, in order. */
+  readonly requests: { model: string; messages: { role: string; content: string }[] }[];
+  close(): Promise<void>;
+}
+
+/**
+ * @example const server = await boardServer(); // server.baseUrl === "http://127.0.0.1:PORT/v1"
+ */
+export async function boardServer(options: { readonly analysis?: boolean } = {}): Promise<BoardServer> {
+  const policy = rulePolicy({ analysis: options.analysis ?? false });
+  const requests: BoardServer["requests"] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString()));
+    req.on("end", () => {
+      if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
+        res.writeHead(404).end("not found");
+        return;
+      }
+      const request = JSON.parse(body) as BoardServer["requests"][number];
+      requests.push(request);
+      const prompt = request.messages.at(-1)?.content ?? "";
+      const line = prompt.split("\n").find((l) => l.startsWith('{"question"'));
+      // The same endpoint is the run's text judge too (topics, mechanisms, protocol consistency): plain answers.
+      const answer = line
+        ? policy.next("", JSON.parse(line) as Board).then((c) => "```json\n" + c + "\n```")
+        : Promise.resolve(plainAnswer(prompt));
+      void answer.then((content) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            id: `chatcmpl-${requests.length}`,
+            object: "chat.completion",
+            model: request.model,
+            choices: [
+              {
+                index: 0,
+                message: { role: "assistant", content: "```json\n" + content + "\n```" },
+                finish_reason: "stop",
+              },
+            ],
+          }),
+        );
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
