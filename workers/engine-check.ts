@@ -44,29 +44,34 @@ function referenceFeeds(session: Session): Record<string, PlainTensor> {
 }
 
 /**
+ * Runs one step of the check that touches ONNX Runtime (a session opened, one forward, the release): the
+ * worker's `BackgroundGate.step`, which holds it while a load, an answer or a job is in flight.
+ */
+export type CheckStep = <T>(fn: () => Promise<T>) => Promise<T>;
+
+/**
  * Times the reference forward on each session: warm-up runs, then timed runs
  * taken in turn (so both engines see the same machine state) until each has
  * `TIMED_RUNS` or has spent `TIME_BUDGET_MS`; the median time and the logits
- * of the last run of each.
+ * of the last run of each. Each forward is one step, timed inside it.
  */
-async function timeSessions(sessions: readonly Session[], pause: () => Promise<void>): Promise<EngineRun[]> {
+async function timeSessions(sessions: readonly Session[], step: CheckStep): Promise<EngineRun[]> {
   const feeds = sessions.map(referenceFeeds);
   const times = sessions.map((): number[] => []);
   const logits: Float32Array[] = sessions.map(() => new Float32Array(0));
   for (let i = 0; i < WARMUP_RUNS; i++)
-    for (const [s, session] of sessions.entries()) {
-      await pause();
-      await session.run(feeds[s]!, ["logits"]);
-    }
+    for (const [s, session] of sessions.entries()) await step(() => session.run(feeds[s]!, ["logits"]));
   const spent = sessions.map(() => 0);
   for (let i = 0; i < TIMED_RUNS; i++)
     for (const [s, session] of sessions.entries()) {
       if (spent[s]! >= TIME_BUDGET_MS) continue;
-      await pause();
-      const start = performance.now();
-      const out = await session.run(feeds[s]!, ["logits"]);
-      times[s]!.push(performance.now() - start);
-      spent[s]! += times[s]!.at(-1)!;
+      const { ms, out } = await step(async () => {
+        const start = performance.now();
+        const out = await session.run(feeds[s]!, ["logits"]);
+        return { ms: performance.now() - start, out };
+      });
+      times[s]!.push(ms);
+      spent[s]! += ms;
       logits[s] = asFloat32(out.logits!);
     }
   return sessions.map((_, s) => {
@@ -90,9 +95,11 @@ const open = (device: "wasm" | "webgpu", bytes: Uint8Array) =>
  * Measures WASM and WebGPU on the reference forward and decides. WebGPU that
  * is missing, or throws, is reported as the reason; WASM failing is an error
  * (nothing could run). `key` is what the result is remembered under.
- * `pause` is awaited before each forward: the worker holds the check there
- * while a job runs (a software adapter's forward takes seconds of both cores,
- * and a forward timed beside a job measures the job).
+ * Everything that touches ONNX Runtime runs through `step`: the worker holds
+ * the check between steps while a load, an answer or a job is in flight (a
+ * software adapter's forward takes seconds of both cores, a forward timed
+ * beside a load measures the load, and the WebGPU build transformers.js
+ * shares cannot initialise or run two things at once).
  *
  * @example
  * const check = await measureEngines(navigator.gpu, engineCheckKey({ adapter, ortVersion, threads }));
@@ -101,12 +108,12 @@ const open = (device: "wasm" | "webgpu", bytes: Uint8Array) =>
 export async function measureEngines(
   gpu: GpuLike | undefined,
   key: string,
-  pause: () => Promise<void> = async () => undefined,
+  step: CheckStep = (fn) => fn(),
 ): Promise<EngineCheck> {
   const adapterChoice = await chooseBackend(gpu);
   const adapter = adapterChoice.device === "webgpu" ? adapterChoice.adapter : undefined;
   const bytes = await referenceModel();
-  const wasmSession = await open("wasm", bytes);
+  const wasmSession = await step(() => open("wasm", bytes));
   let gpuSession: Session | undefined;
   let problem = adapterChoice.device === "webgpu" ? undefined : adapterChoice.reason;
   const failed = (error: unknown) =>
@@ -114,19 +121,18 @@ export async function measureEngines(
   try {
     if (!problem)
       try {
-        await pause();
-        gpuSession = await open("webgpu", bytes);
+        gpuSession = await step(() => open("webgpu", bytes));
       } catch (error) {
         problem = failed(error);
       }
     let runs: EngineRun[];
     try {
-      runs = await timeSessions(gpuSession ? [wasmSession, gpuSession] : [wasmSession], pause);
+      runs = await timeSessions(gpuSession ? [wasmSession, gpuSession] : [wasmSession], step);
     } catch (error) {
       // WASM alone must run; a WebGPU failure mid-run leaves WASM's numbers to measure again without it.
       if (!gpuSession) throw error;
       problem = failed(error);
-      runs = await timeSessions([wasmSession], pause);
+      runs = await timeSessions([wasmSession], step);
     }
     const wasm = runs[0]!;
     const webgpu: EngineRun | { problem: string } = problem ? { problem } : runs[1]!;
@@ -139,6 +145,6 @@ export async function measureEngines(
       ...(adapter ? { adapter } : {}),
     });
   } finally {
-    await Promise.all([wasmSession.release(), gpuSession?.release()]);
+    await step(() => Promise.all([wasmSession.release(), gpuSession?.release()]));
   }
 }

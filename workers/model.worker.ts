@@ -41,6 +41,7 @@ import {
   type InvestigationUpdate,
 } from "./investigate-job.ts";
 import { measureEngines } from "./engine-check.ts";
+import { BackgroundGate } from "./background-gate.ts";
 import { inspectModel, planModel, type ModelInspection } from "../src/models/inspect.ts";
 import type { AttentionStatus } from "../src/models/attention-status.ts";
 import { getSpec, inferSpec, isImageModel } from "../src/models/specs/index.ts";
@@ -137,18 +138,15 @@ let modelStatus: ModelStatus | undefined;
 let current: AbortController | undefined;
 /** Eval jobs and investigations running in this worker, by run id. */
 const jobs = new Map<string, AbortController>();
-/** Who waits for this worker to have no job running (the engine check holds its forwards meanwhile). */
-const idleWaiters: (() => void)[] = [];
+/**
+ * The engine check runs in steps between the page's calls (loads, answers, jobs): never beside one, which
+ * would time the call and, on the WebGPU build transformers.js shares, break it (see BackgroundGate).
+ */
+const gate = new BackgroundGate();
 
-/** Resolves once no job runs in this worker (at once when none does). */
-function whenIdle(): Promise<void> {
-  return jobs.size === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
-}
-
-/** Forgets a finished job's ids; wakes whoever waits for an idle worker when it was the last. */
+/** Forgets a finished job's ids. */
 function endJob(controller: AbortController): void {
   for (const [id, c] of jobs) if (c === controller) jobs.delete(id);
-  if (jobs.size === 0) for (const wake of idleWaiters.splice(0)) wake();
 }
 /** The engine check this worker decided by ("auto" loads use it), and one in flight. */
 let engine: EngineCheck | undefined;
@@ -324,9 +322,9 @@ async function checkEngine(options: { force?: boolean } = {}): Promise<EngineChe
   if (!options.force && engine) return engine;
   if (engineRun) return engineRun;
   const gpu = (navigator as Navigator & { gpu?: GpuLike }).gpu;
-  // Held while a job runs: the check's forwards (seconds each on a software adapter) would slow the job and be
-  // measured against it.
-  const run = (async () => measureEngines(gpu, await engineKey(gpu), whenIdle))();
+  // Held while the page's calls run: the check's forwards (seconds each on a software adapter) would slow them
+  // and be measured against them.
+  const run = (async () => measureEngines(gpu, await engineKey(gpu), (step) => gate.step(step)))();
   engineRun = run;
   try {
     engine = await run;
@@ -808,6 +806,17 @@ const api = {
     await Promise.all([m?.dispose(), b?.dispose()]);
   },
 };
+
+/**
+ * The calls that load or run a model, each one gate work: the engine check's next step waits for them, and
+ * they wait for its step in flight. `cancel` and the job cancels are not among them: they must reach a call
+ * in flight.
+ */
+const GATED = ["load", "generate", "forward", "explain", "runEval", "runInvestigation", "dispose"] as const;
+for (const name of GATED) {
+  const call = api[name] as (...args: unknown[]) => Promise<unknown>;
+  (api as Record<string, unknown>)[name] = (...args: unknown[]) => gate.work(() => call.apply(api, args));
+}
 
 export type ModelWorkerApi = typeof api;
 expose(api);

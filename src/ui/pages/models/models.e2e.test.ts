@@ -6,6 +6,7 @@ import type { Page } from "playwright-core";
 import { startBrowserHarness, type BrowserHarness } from "../../../node/browser-harness.ts";
 import { startHubServer, type HubServer } from "../../../node/hub-server.ts";
 import { REPO_ROOT } from "../../../models/load.node.ts";
+import { ENGINE_CHECKS_KEY } from "../../app/model-summary.ts";
 
 let harness: BrowserHarness;
 let hub: HubServer;
@@ -25,6 +26,14 @@ beforeAll(async () => {
   page = await harness.context.newPage();
   await page.setViewportSize({ width: 1280, height: 900 });
   page.on("pageerror", (error) => errors.push(error.message));
+  // Every file-progress bar that was ever on screen, by path: a fast load shows its bars for a moment only.
+  await page.addInitScript(`
+    window.__fileBars = [];
+    new MutationObserver(() => {
+      for (const bar of document.querySelectorAll('[data-testid="file-progress"]'))
+        if (!window.__fileBars.includes(bar.dataset.path)) window.__fileBars.push(bar.dataset.path);
+    }).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ["data-path"] });
+  `);
 });
 afterAll(async () => {
   await Promise.all([harness?.close(), hub?.close()]);
@@ -32,6 +41,17 @@ afterAll(async () => {
 });
 
 const card = (name: string) => page.locator(`[data-testid="model-card"][data-model="${name}"]`);
+
+/** The paths of every file-progress bar shown since the page was last loaded. */
+const barsSeen = () => page.evaluate(() => (window as unknown as { __fileBars: string[] }).__fileBars);
+
+/** Waits until the card says loaded, or fails at once with the page's load failure (never waits out a failed load). */
+async function loaded(name: string, timeout: number): Promise<void> {
+  const badge = card(name).getByTestId("model-loaded-badge");
+  await badge.or(page.getByTestId("load-failure")).first().waitFor({ timeout });
+  if (!(await badge.isVisible()))
+    throw new Error(`${name} did not load: ${await page.getByTestId("load-failure").textContent()}`);
+}
 
 /** A copy of a bundled model's folder under a new name, to be changed by the test. */
 function folderCopy(model: string, name: string): string {
@@ -112,8 +132,13 @@ it("an unreadable folder names the missing or broken file, and nothing is kept",
   expect(await card("files:broken-vlm").count()).toBe(0);
 });
 
-it("loads a hub id from a hub-shaped server with a progress bar per file, and the second load reads nothing from it", async () => {
+it("loads a hub id from a hub-shaped server with a progress bar per file, beside a first visit's engine check, and the second load reads nothing from it", async () => {
+  // A first visit: nothing remembered, so the engine check (WebGPU on SwiftShader, seconds per forward) runs in
+  // the model worker while these loads do; transformers.js shares the check's WebGPU build of ONNX Runtime.
   await page.goto(`${harness.url}#/settings`);
+  await page.evaluate((key) => localStorage.removeItem(key), ENGINE_CHECKS_KEY);
+  await page.reload();
+  await page.getByTestId("engine-check-pending").waitFor({ timeout: 30_000 });
   await page.getByTestId("hub-address-input").fill(`${hub.url}/`);
   await page.getByTestId("hub-address-save").click();
   expect(await page.getByTestId("hub-address-current").textContent()).toBe(hub.url);
@@ -138,12 +163,13 @@ it("loads a hub id from a hub-shaped server with a progress bar per file, and th
     await page.getByTestId("hub-id").fill(id);
     await page.getByTestId("hub-backend").selectOption(backend);
     await page.getByTestId("hub-load").click();
-    // A bar per file while it downloads; the decoder's bytes among them.
-    await page.locator('[data-testid="file-progress"][data-path$=".onnx"]').first().waitFor({ timeout: 60_000 });
-    const entry = card(`hub:${id}`);
-    await entry.getByTestId("model-loaded-badge").waitFor({ timeout: 120_000 });
+    await loaded(`hub:${id}`, 120_000);
     expect(hub.requests.some((r) => r.url.startsWith(`/${id}/resolve/main/onnx/`) && r.status === 302)).toBe(true);
   }
+  // A bar per file while it downloaded; the decoders' bytes among them.
+  expect((await barsSeen()).filter((path) => path.endsWith(".onnx"))).toEqual(
+    expect.arrayContaining(["onnx/model.onnx", "onnx/decoder_model_merged.onnx"]),
+  );
   const attention = await card("hub:evalrx/tiny-vlm").getByTestId("model-attention").getAttribute("data-state");
   expect(attention).toBe("found");
 
@@ -151,11 +177,16 @@ it("loads a hub id from a hub-shaped server with a progress bar per file, and th
   await page.reload();
   const before = hub.requests.length;
   for (const id of ["evalrx/tiny-lm", "evalrx/tiny-vlm"]) {
-    const entry = card(`hub:${id}`);
-    await entry.getByTestId("load").click();
-    await entry.getByTestId("model-loaded-badge").waitFor({ timeout: 120_000 });
+    await card(`hub:${id}`).getByTestId("load").click();
+    await loaded(`hub:${id}`, 120_000);
   }
   expect(hub.requests.slice(before)).toEqual([]);
+
+  // The check measured between the loads, not beside them: its WebGPU run did not fail, and WASM won on its numbers.
+  await page.goto(`${harness.url}#/settings`);
+  await page.getByTestId("engine-check-device").waitFor({ timeout: 150_000 });
+  expect(await page.getByTestId("backend").textContent()).toMatch(/^Backend: WASM — WASM is faster here: /);
+  expect(await page.getByTestId("engine-check-webgpu").textContent()).toMatch(/swiftshader/i);
   expect(errors).toEqual([]);
   expect(harness.foreignRequests).toEqual([]);
-});
+}, 300_000);
