@@ -15,6 +15,7 @@ import type { Judge } from "./judge.ts";
 import { runLoop, timed, type LoopResult } from "./loop.ts";
 import type { FailureModeOptions } from "./modes/failure-modes.ts";
 import { MODE_COLUMN, modeDistances } from "./modes/mode-loop.ts";
+import { growDataset } from "./probes/grow-dataset.ts";
 import {
   readLessons,
   recordLessons,
@@ -85,6 +86,11 @@ export interface InvestigateOptions {
    * and this run's are appended at the end; without it no lesson is read or written.
    */
   readonly lessons?: LessonStore;
+  /**
+   * Probe search before M1 (`--search-probes`): failing variants of the seed cases' scene questions are
+   * synthesized within `budget` model calls and stored with the cases as a new dataset version, which M1 probes.
+   */
+  readonly searchProbes?: { readonly budget: number };
 }
 
 function scalar(v: unknown): boolean {
@@ -229,14 +235,39 @@ async function investigateLocked(
         new Date(now()),
       )
     : undefined;
+  const grown = o.searchProbes
+    ? await growDataset(
+        {
+          store: o.store,
+          model: o.model,
+          dataset: o.dataset,
+          images: o.images,
+          budget: o.searchProbes.budget,
+          seed,
+          ...(o.signal ? { signal: o.signal } : {}),
+          ...(o.now ? { now: o.now } : {}),
+        },
+        log,
+      )
+    : undefined;
+  const dataset = grown ? { ...o.dataset, id: grown.id, cases: grown.cases } : o.dataset;
+  // Synthesized cases name their image by its store key; every other image is read as the caller reads it.
+  const images: InvestigateOptions["images"] = grown
+    ? async (ref, row) => {
+        if (!ref.startsWith("sha256:") || row.meta.provenance === undefined) return o.images(ref, row);
+        const image = await o.store.getImage(ref);
+        if (!image) throw new Error(`case ${row.id}: its synthesized image ${ref} is not in the store`);
+        return image.bytes;
+      }
+    : o.images;
   const probed = await timed(log, "M1", () =>
     probe(
       {
         store: o.store,
         model: o.model,
-        dataset: o.dataset,
+        dataset,
         evaluators: o.evaluators,
-        images: o.images,
+        images,
         protocol: o.protocol,
         runId: o.runId,
         ...(o.maxNewTokens ? { maxNewTokens: o.maxNewTokens } : {}),
@@ -285,9 +316,9 @@ async function investigateLocked(
       const ctx = {
         store: o.store,
         model: o.model,
-        dataset: o.dataset,
+        dataset,
         evaluators: o.evaluators,
-        images: o.images,
+        images,
         runId: o.runId,
         ...(o.maxNewTokens ? { maxNewTokens: o.maxNewTokens } : {}),
         ...(o.signal ? { signal: o.signal } : {}),
@@ -385,7 +416,7 @@ async function investigateLocked(
   }
   // The cases behind each hypothesis (exploration split only), with their images and attention, for the report.
   const maps = log.find("probe.finished")?.payload.maps as { rows: number; cols: number } | undefined;
-  const evidenceOptions = { images: o.images, ...(maps ? { grid: { rows: maps.rows, cols: maps.cols } } : {}) };
+  const evidenceOptions = { images, ...(maps ? { grid: { rows: maps.rows, cols: maps.cols } } : {}) };
   const evidence = await evidenceCases(loop.hypotheses, loop.explore, probed, evidenceOptions);
   if (loop.modes) {
     // Each mode's representatives: its failing cases nearest the mode's centre (exploration split only).

@@ -228,6 +228,7 @@ export function buildReport(events: readonly RunEvent[]): Report {
     ...(analysesOf(events).length ? { analyses: analysesOf(events) } : {}),
     ...(modes ? { modes } : {}),
     ...(lessons ? { lessons } : {}),
+    ...(first("probes.searched") ? { probeSearch: first("probes.searched")!.payload } : {}),
   };
   return validateReport(JSON.parse(JSON.stringify(report)));
 }

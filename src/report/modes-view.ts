@@ -245,3 +245,100 @@ export function lessonsSection(report: Report): SectionView | undefined {
     blocks.push({ kind: "list", items: l.problems.map((p) => [span("Not read: ", { strong: true }), span(p)]) });
   return { id: "lessons", title: "Lessons from earlier runs", blocks, sections: [] };
 }
+
+/**
+ * The probe search that grew the dataset before M1, or undefined when none ran.
+ * @example probeSearchSection(report)?.blocks[0] // "The search kept 41 failing variants …"
+ */
+export function probeSearchSection(report: Report): SectionView | undefined {
+  const p = report.probeSearch;
+  if (!p) return undefined;
+  const blocks: Block[] = [];
+  if (p.reused) {
+    blocks.push({
+      kind: "paragraph",
+      spans: [span(p.note ?? "The grown dataset was already stored; the search did not run again.")],
+    });
+  } else {
+    blocks.push({
+      kind: "paragraph",
+      spans: [
+        span(
+          `Before M1, ${count(p.calls ?? 0)} model calls on variants of ${count(p.seedCalls ?? 0)} seed questions failed `,
+        ),
+        span(`${percent(p.rate ?? null)}`, { strong: true }),
+        span(` of the time against the seeds' own ${percent(p.seedRate ?? null)}`),
+        ...(p.lift !== undefined && p.lift !== null ? [span(` (${decimal(p.lift)}×)`, { strong: true })] : []),
+        span(`; the ${count(p.kept ?? 0)} failing variants were kept and stored with the cases as dataset `),
+        span(`${p.dataset.id}`, { code: true }),
+        span(` (version ${p.dataset.version}, ${count(p.dataset.cases)} cases), which M1 probed.`),
+      ],
+    });
+    if (p.families?.length)
+      blocks.push({
+        kind: "table",
+        table: {
+          id: "probe-families",
+          caption: "Failure rate per edit family, against the seed cases' rate",
+          columns: [
+            { label: "Edit family" },
+            { label: "Model calls", align: "right" },
+            { label: "Failures", align: "right" },
+            { label: "Failure rate", align: "right" },
+            { label: "× seed rate", align: "right" },
+            { label: "Kept", align: "right" },
+          ],
+          rows: [
+            {
+              key: "seed",
+              cells: [
+                text("seed cases (as given)"),
+                numberCell(p.seedCalls ?? null, "count"),
+                numberCell(p.seedFailures ?? null, "count"),
+                numberCell(p.seedRate ?? null, "percent"),
+                numberCell(1, "decimal"),
+                text("—"),
+              ],
+            },
+            ...p.families.map((f) => ({
+              key: f.family,
+              cells: [
+                text(f.family, true),
+                numberCell(f.calls, "count"),
+                numberCell(f.failures, "count"),
+                numberCell(f.rate, "percent"),
+                numberCell(
+                  f.rate !== null && p.seedRate !== undefined && p.seedRate !== null && p.seedRate > 0
+                    ? f.rate / p.seedRate
+                    : null,
+                  "decimal",
+                ),
+                numberCell(f.kept, "count"),
+              ],
+            })),
+          ],
+        },
+      });
+    if (p.examples?.length)
+      blocks.push({
+        kind: "table",
+        table: {
+          id: "probe-examples",
+          caption: "Some kept cases (expected answer by construction from the edit)",
+          columns: [
+            { label: "Case" },
+            { label: "Question" },
+            { label: "Expected" },
+            { label: "Parent" },
+            { label: "Edit" },
+          ],
+          rows: p.examples.map((x) => ({
+            key: x.id,
+            cells: [text(x.id, true), text(x.prompt), text(x.expected), text(x.parent, true), text(x.edit)],
+          })),
+        },
+      });
+    if (p.note) blocks.push({ kind: "note", tone: "neutral", spans: [span(p.note)] });
+  }
+  return { id: "probe-search", title: "Probe search: synthesized failing cases", blocks, sections: [] };
+}

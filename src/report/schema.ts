@@ -347,6 +347,34 @@ const Agentic = v.object({
   ),
 });
 
+/** The probe search that grew the dataset before M1: failure rate per edit family against the seeds' (added in 1.x). */
+const ProbeSearch = v.object({
+  budget: v.optional(v.number()),
+  seed: v.optional(v.number()),
+  /** The grown dataset was already stored (a resumed run): the search did not run again. */
+  reused: v.optional(v.boolean()),
+  seedCalls: v.optional(v.number()),
+  seedFailures: v.optional(v.number()),
+  seedRate: v.optional(num),
+  calls: v.optional(v.number()),
+  failures: v.optional(v.number()),
+  rate: v.optional(num),
+  lift: v.optional(num),
+  stopped: v.optional(name),
+  families: v.optional(
+    v.array(v.object({ family: name, calls: v.number(), failures: v.number(), rate: num, kept: v.number() })),
+  ),
+  kept: v.optional(v.number()),
+  examples: v.optional(
+    v.pipe(
+      v.array(v.object({ id: name, prompt: text, expected: name, image: name, parent: name, edit: text })),
+      v.maxLength(50),
+    ),
+  ),
+  dataset: v.object({ id: name, version: name, cases: v.number(), parent: v.optional(name) }),
+  note: v.optional(text),
+});
+
 /** The whole report (version `REPORT_VERSION`): what `validateReport` checks and `Report` is inferred from. */
 export const ReportSchema = v.object({
   format: v.literal("evalrx-report"),
@@ -466,6 +494,7 @@ export const ReportSchema = v.object({
   analyses: v.optional(v.array(AnalysisRow)),
   modes: v.optional(Modes),
   lessons: v.optional(Lessons),
+  probeSearch: v.optional(ProbeSearch),
 });
 
 export type Report = v.InferOutput<typeof ReportSchema>;

@@ -8,6 +8,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parseEventLines } from "../../agent/events.ts";
 import schema from "../../agent/events.schema.json" with { type: "json" };
 import { parseReport, type Report } from "../../report/schema.ts";
+import { objectName, parseScene } from "../../agent/probes/scene.ts";
+import { toRgb } from "../../models/image.ts";
+import { FileStore } from "../../store/files.node.ts";
 
 const bin = fileURLToPath(new URL("../bin.mjs", import.meta.url));
 const haveModel = existsSync(
@@ -190,4 +193,40 @@ describe.skipIf(!haveModel)("evalrx investigate: failure modes and lessons carri
     const verdicts = (r: Report) => r.hypotheses.map((h) => `${h.signal}:${h.verdict}`).sort();
     expect(verdicts(b)).toEqual(verdicts(a));
   }, 120_000);
+});
+
+describe.skipIf(!haveModel)("evalrx investigate --search-probes: the dataset grows with failing cases", () => {
+  it("synthesizes failing variants before M1, stores them as a new dataset version that M1 probes, each expected answer right by construction", async () => {
+    const out = mkdtempSync(join(tmpdir(), "evalrx-inv-probes-"));
+    const r = investigate([
+      ...["--sample", "60", "--seed", "1", "--max-tier", "none", "--lessons", "none"],
+      ...["--search-probes", "--probe-budget", "100", "--out", out, "--json"],
+    ]);
+    expect(r.status, r.stderr).toBe(0);
+    const report = parseReport(r.stdout);
+    const p = report.probeSearch!;
+    expect(p.calls! + p.seedCalls!).toBeLessThanOrEqual(100);
+    expect(p.kept).toBeGreaterThan(0);
+    expect(p.families!.reduce((s, f) => s + f.kept, 0)).toBe(p.kept);
+    expect(p.dataset.cases).toBe(60 + p.kept!);
+    // M1 probed the grown version: the seed cases and every kept one.
+    expect(report.probe!.cases).toBe(p.dataset.cases);
+    expect(readFileSync(join(out, "report.html"), "utf8")).toContain("Probe search: synthesized failing cases");
+    const store = await FileStore.open(join(out, "store"));
+    const stored = await store.cases(p.dataset.id);
+    const synthesized = stored.filter((c) => c.tags.includes("synthesized"));
+    expect(synthesized).toHaveLength(p.kept!);
+    for (const c of synthesized) {
+      const provenance = c.meta.provenance as { synthesized: boolean; parent: string; family: string };
+      expect(provenance.synthesized).toBe(true);
+      expect(stored.some((s) => s.id === provenance.parent)).toBe(true);
+      // Re-derive the expected answer from the stored, edited pixels: "yes" exactly when the asked object is there.
+      const asked = /(\w+ (?:circle|square|triangle))\b/.exec(c.input.prompt)![1]!;
+      const image = await store.getImage(c.input.image!);
+      const names = parseScene(toRgb(image!.bytes)).objects.map(objectName);
+      expect(c.expected, `${c.id}: ${c.input.prompt} on ${names.join(", ")}`).toBe(
+        names.includes(asked) ? "yes" : "no",
+      );
+    }
+  }, 170_000);
 });

@@ -38,7 +38,7 @@ import { codeVersion } from "./version.ts";
 
 const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/pope.jsonl] [-q "What predicts the hallucinations?"]
                           [--holdout 0.4] [--max-tier L3b] [--seed 1] [--sample N|all] [--out DIR] [--json] [--resume]
-                          [--root DIR] [--lessons FILE|none]
+                          [--root DIR] [--lessons FILE|none] [--search-probes [--probe-budget N]]
                           [--judge URL --judge-model NAME]   (key from EVALRX_JUDGE_KEY)
                           [--agentic [--max-turns N]]
 
@@ -53,6 +53,9 @@ const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/
   --lineage   the lineage file promoted models are read from (default .evalrx/lineage.jsonl)
   --lessons   the lessons of earlier runs (JSONL, default .evalrx/lessons.jsonl beside the default --out): read at
               the start to order analyzers and hypotheses (never a test), this run's appended at the end; none: neither
+  --search-probes  before M1, synthesize failing variants of the seed cases' scene questions (scene edits,
+              paraphrases; expected answers by construction) and store them with the cases as a new dataset
+              version, which M1 probes; --probe-budget model calls in all (default 400)
   --agentic   a judge picks each next step from an evidence board (the --judge endpoint, else the rule policy);
               the host keeps the rules (caps, order, one sealed read, the stop gate); analyses run in a locked child
   --max-turns turns the agentic judge gets, refused ones included (default 20)
@@ -175,6 +178,8 @@ export const command: Command = {
         lineage: { type: "string" },
         root: { type: "string" },
         lessons: { type: "string" },
+        "search-probes": { type: "boolean" },
+        "probe-budget": { type: "string" },
         judge: { type: "string" },
         "judge-model": { type: "string" },
       },
@@ -329,6 +334,11 @@ export const command: Command = {
       say(
         `investigate ${model.spec.key} on ${basename(dataPath)}: ${cases.length} cases${sampled ? " (sampled)" : ""}${values.resume ? `, resuming ${runId}` : ""}`,
       );
+      const probeBudget = numberOption("probe-budget", values["probe-budget"], "400");
+      if (probeBudget !== undefined && !values["search-probes"])
+        throw new Error(
+          "--probe-budget sets the budget of --search-probes; add --search-probes, or drop --probe-budget",
+        );
       const lessonsPath = values.lessons ?? ".evalrx/lessons.jsonl";
       const lessonFile = lessonsPath === "none" ? undefined : new LessonFile(resolve(lessonsPath));
       const maxTurns = numberOption("max-turns", values["max-turns"], "20");
@@ -356,6 +366,7 @@ export const command: Command = {
         alpha: 0.05,
         maxTier,
         ...(judge ? { judge } : {}),
+        ...(values["search-probes"] ? { searchProbes: { budget: probeBudget ?? 400 } } : {}),
         ...(lessonFile
           ? {
               lessons: {

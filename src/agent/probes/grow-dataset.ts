@@ -1,0 +1,180 @@
+/**
+ * Probe search before M1: the seed cases' scene questions are edited and
+ * reworded (`searchSceneProbes`), the variants the model fails are kept, and
+ * the seeds plus the kept cases are stored as a new version of the dataset,
+ * which M1 then probes. Every kept case's expected answer follows from its
+ * edit (never from the model), its provenance says where it came from, and it
+ * keeps its parent's cluster, so the holdout seals a variant with its parent.
+ */
+import { encode as encodePng } from "fast-png";
+import type { FailureCase, ImagePixels, Model } from "../../core/index.ts";
+import { caseHash, datasetVersion, select } from "../../datasets/index.ts";
+import { toRgb } from "../../models/image.ts";
+import type { Store } from "../../store/index.ts";
+import type { EventLog } from "../events.ts";
+import { searchSceneProbes, type SceneQuestion, type SynthesizedCase } from "./vlm-probes.ts";
+
+const QUESTION = /^(<image>\s*)?is there a (\w+) (\w+) \?$/;
+
+export interface GrowOptions {
+  readonly store: Store;
+  readonly model: Model;
+  readonly dataset: { readonly id: string; readonly cases: readonly FailureCase[] };
+  readonly images: (ref: string, row: FailureCase) => Promise<Uint8Array | ImagePixels>;
+  /** Model calls in all (the seeds' own answers included). */
+  readonly budget: number;
+  readonly seed: number;
+  readonly signal?: AbortSignal;
+  readonly now?: () => number;
+}
+
+export interface Grown {
+  /** The dataset version M1 probes: the seed dataset's cases and the kept ones. */
+  readonly id: string;
+  readonly version: string;
+  readonly cases: readonly FailureCase[];
+  /** How many cases the search added. */
+  readonly added: number;
+}
+
+/** Seed questions asked of the model before the search: a stable sample, a fifth of the budget at most. */
+function seedCount(budget: number): number {
+  return Math.max(1, Math.min(40, Math.floor(budget / 5)));
+}
+
+function png(image: { width: number; height: number; rgb: Uint8Array }): Uint8Array {
+  return encodePng({ width: image.width, height: image.height, data: image.rgb, channels: 3 });
+}
+
+/**
+ * Searches for failing variants of the dataset's scene questions, stores the
+ * grown dataset (`<id>+probes-s<seed>-b<budget>`, reused when already stored,
+ * so a resumed run does not search again) and logs `probes.searched` with the
+ * failure rate per edit family against the seeds' rate.
+ *
+ * @example
+ * const grown = await growDataset({ store, model, dataset, images, budget: 400, seed: 1 }, log);
+ * grown.cases.filter((c) => c.tags.includes("synthesized")).length // the kept failing variants
+ */
+export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown> {
+  if (!Number.isInteger(o.budget) || o.budget < 10)
+    throw new RangeError(`probe budget ${o.budget} must be a whole number of model calls, at least 10 (e.g. 400)`);
+  const id = `${o.dataset.id}+probes-s${o.seed}-b${o.budget}`;
+  const askable = o.dataset.cases.filter(
+    (c) => c.input.image !== undefined && QUESTION.test(c.input.prompt.trim()) && c.status === "active",
+  );
+  if (askable.length === 0) {
+    log.append("setup", "problem", {
+      what: "probe search",
+      why: 'no case asks a demo-scene question ("is there a <colour> <shape> ?" with an image), so there is nothing to edit; M1 probes the dataset as it is',
+    });
+    return { id: o.dataset.id, version: datasetVersion(o.dataset.cases), cases: o.dataset.cases, added: 0 };
+  }
+  const stored = await o.store.getDataset(id);
+  if (stored) {
+    const cases = await o.store.cases(id);
+    const event = [...log.events].reverse().find((e) => e.type === "probes.searched");
+    if (!event)
+      log.append("setup", "probes.searched", {
+        reused: true,
+        dataset: { id, version: stored.version, cases: cases.length },
+        note: `the grown dataset ${id} was already in the store (an earlier or interrupted run): reused, the search was not run again`,
+      });
+    return { id, version: stored.version, cases, added: cases.length - o.dataset.cases.length };
+  }
+  const seedCases = select(askable, { sample: seedCount(o.budget) });
+  const seeds: SceneQuestion[] = [];
+  for (const c of seedCases)
+    seeds.push({ id: c.id, prompt: c.input.prompt.trim(), image: toRgb(await o.images(c.input.image!, c)) });
+  const result = await searchSceneProbes({
+    seeds,
+    model: o.model,
+    budget: o.budget,
+    seed: o.seed,
+    ...(o.signal ? { signal: o.signal } : {}),
+  });
+  const parents = new Map(seedCases.map((c) => [c.id, c]));
+  const kept: FailureCase[] = [];
+  const perFamily = new Map<string, number>();
+  for (const [k, s] of result.search.found.entries()) {
+    const parent = parents.get(s.provenance.parent)!;
+    const ref = await o.store.putImage(png(s.image), "image/png");
+    perFamily.set(s.provenance.family, (perFamily.get(s.provenance.family) ?? 0) + 1);
+    kept.push(synthesizedCase(s, parent, ref, k));
+  }
+  const cases = [...o.dataset.cases, ...kept];
+  const version = datasetVersion(cases);
+  const at = new Date((o.now ?? Date.now)()).toISOString();
+  await o.store.putDataset(
+    {
+      id,
+      name: id,
+      version,
+      source: `probe search on ${o.dataset.id}`,
+      format: "jsonl",
+      caseCount: cases.length,
+      createdAt: at,
+      updatedAt: at,
+    },
+    cases.map((c) => ({ ...c, datasetId: id, hash: caseHash(c) })),
+  );
+  const seedRate = result.seedCalls > 0 ? result.seedFailures / result.seedCalls : 0;
+  log.append("setup", "probes.searched", {
+    budget: o.budget,
+    seed: o.seed,
+    seeds: seedCases.map((c) => c.id),
+    seedCalls: result.seedCalls,
+    seedFailures: result.seedFailures,
+    seedRate,
+    calls: result.search.calls,
+    failures: result.search.failures,
+    rate: result.rate,
+    lift: Number.isFinite(result.lift) ? result.lift : null,
+    stopped: result.search.stopped,
+    families: result.search.families.map((f) => ({
+      family: f.family,
+      calls: f.calls,
+      failures: f.failures,
+      rate: f.calls > 0 ? f.failures / f.calls : null,
+      kept: perFamily.get(f.family) ?? 0,
+    })),
+    kept: kept.length,
+    examples: kept.slice(0, 6).map((c) => ({
+      id: c.id,
+      prompt: c.input.prompt,
+      expected: String(c.expected),
+      image: c.input.image!,
+      parent: (c.meta.provenance as { parent: string }).parent,
+      edit: (c.meta.provenance as { edit: string }).edit,
+    })),
+    dataset: { id, version, cases: cases.length, parent: o.dataset.id },
+    note: "every kept case's expected answer follows from its edit (removing the asked object makes it 'no'), re-read from the edited pixels, never from the model under test; each keeps its parent's cluster, so the holdout seals a variant with its parent",
+  });
+  return { id, version, cases, added: kept.length };
+}
+
+/** A kept variant as a dataset case: provenance (synthesized, parent, edit) in `meta.provenance`, the parent's cluster and split. */
+function synthesizedCase(s: SynthesizedCase, parent: FailureCase, image: string, k: number): FailureCase {
+  const edit = s.provenance.edit;
+  const editText =
+    edit.kind === "paraphrase" ? `paraphrase '${edit.template}'` : `${edit.kind} ${JSON.stringify(edit).slice(0, 200)}`;
+  return {
+    id: `${parent.id}~${s.provenance.family}-${k + 1}`,
+    input: { prompt: s.prompt, image },
+    expected: s.expected,
+    tags: [...parent.tags.filter((t) => t !== "synthesized"), "synthesized", `probe:${s.provenance.family}`],
+    ...(parent.split !== undefined ? { split: parent.split } : {}),
+    cluster: parent.cluster ?? `id:${parent.id}`,
+    status: "active",
+    meta: {
+      provenance: {
+        synthesized: true,
+        parent: parent.id,
+        family: s.provenance.family,
+        arm: s.provenance.arm,
+        edit: editText,
+        objects: [...s.provenance.objects],
+      },
+    },
+  };
+}
