@@ -1,15 +1,9 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { EventLog } from "../../agent/events.ts";
-import { climb } from "../../agent/repair.ts";
-import { buildReport } from "../../agent/report.ts";
-import { importDataset } from "../../datasets/index.ts";
-import { yesNo } from "../../evals/index.ts";
-import { loadModel, REPO_ROOT } from "../../models/load.node.ts";
+import { PLANTED, plantedDimReport } from "../../agent/lineage/planted-report.node.ts";
 import { parseReport } from "../../report/schema.ts";
-import { FileStore } from "../../store/files.node.ts";
 import { main } from "../cli.ts";
 
 /** Runs `evalrx …` in this process (output captured). */
@@ -27,57 +21,10 @@ async function run(args: string[]): Promise<{ status: number; stdout: string; st
 }
 
 const dir = mkdtempSync(join(tmpdir(), "evalrx-promote-"));
-const planted = join(REPO_ROOT, "models/planted-vlm");
+const planted = PLANTED;
 const lineage = join(dir, "lineage.jsonl");
 
-/**
- * A real M5 on planted-vlm (onnxruntime-node, the file store, the paired tests) over the cases of ten of its
- * dim scenes, where the forge planted the mechanism that +2 on the image tokens' attention undoes; the baseline
- * is the forge's own answers (which onnxruntime reproduces, see planted.test.ts). The yes-bias control is left
- * out here (no baseline outputs are given to the ladder), so the paired test alone decides; `investigate`
- * always adds the control.
- */
-beforeAll(async () => {
-  const ref = JSON.parse(readFileSync(join(planted, "eval-reference.json"), "utf8")) as {
-    dim_scenes: string[];
-    answers: Record<string, string>;
-  };
-  const dim = new Set(ref.dim_scenes.slice(0, 10));
-  const all = (
-    await importDataset(new Uint8Array(readFileSync(join(REPO_ROOT, "public/demo/pope.jsonl"))), { name: "pope.jsonl" })
-  ).cases;
-  const cases = all.filter((c) => dim.has(String(c.cluster)));
-  const model = await loadModel(planted, { memo: true });
-  const runId = "investigate-planted-dim";
-  const log = new EventLog({ runId });
-  log.append("setup", "run.started", {
-    kind: "investigate",
-    question: "What predicts the hallucinations?",
-    seed: 1,
-    alpha: 0.05,
-    maxTier: "L3b",
-    model: { key: model.spec.key, source: planted },
-  });
-  log.append("setup", "data.loaded", {
-    source: "pope.jsonl",
-    fingerprint: "dimscenes010",
-    n: cases.length,
-    labelColumn: null,
-    labelDistribution: { fail: 0, pass: 0 },
-  });
-  const store = await FileStore.open(join(dir, "store"));
-  const images = async (ref: string) => new Uint8Array(readFileSync(join(REPO_ROOT, "public/demo", ref)));
-  const baseline = new Map(cases.map((c) => [c.id, ref.answers[c.id]!.trim().startsWith(String(c.expected))]));
-  await climb({ store, model, dataset: { id: "pope" }, evaluators: [yesNo()], images, runId }, cases, baseline, log, {
-    maxTier: "L3b",
-    alpha: 0.05,
-    imageBiasSign: 1,
-  });
-  log.append("report", "run.finished", { cases: cases.length, failures: 0, verdicts: [] });
-  await model.dispose();
-  mkdirSync(join(dir, "inv-1"));
-  writeFileSync(join(dir, "inv-1/report.json"), JSON.stringify(buildReport(log.events)));
-}, 60_000);
+beforeAll(() => plantedDimReport(join(dir, "inv-1")), 60_000);
 
 describe("evalrx model promote / lineage, and investigate on the promoted model", () => {
   it("refuses a repair M5 did not validate, naming its numbers", async () => {
