@@ -9,7 +9,7 @@
  *
  * `benchDatasetsPage(harness)` is the part `npm run bench:app` can call with its own harness.
  */
-import { createWriteStream, createReadStream, mkdtempSync, rmSync, statSync } from "node:fs";
+import { createWriteStream, createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -131,13 +131,27 @@ export interface TraceTasks {
   readonly over50Cpu: number;
   /** CPU seconds the page's workers' threads ran tasks (the data worker's import, without the time it waited for a core). */
   readonly workerCpuSeconds: number;
+  /** CPU seconds the main thread ran tasks in all (what a scroll cost the page, whatever the load). */
+  readonly mainCpuSeconds: number;
   /** CPU seconds of the busiest worker thread alone (the model worker during an eval). */
   readonly busiestWorkerCpuSeconds: number;
 }
 
-export async function traced<T>(page: Page, work: () => Promise<T>): Promise<{ result: T; tasks: TraceTasks }> {
+/**
+ * Runs `work` under a Chromium trace and reads the page's tasks from it. With `BENCH_TRACE_DIR` set, the trace
+ * also samples every thread's JavaScript (V8's CPU profiler) and is written there as `<label>.json`, for
+ * chrome://tracing or Perfetto.
+ */
+export async function traced<T>(
+  page: Page,
+  work: () => Promise<T>,
+  label = "trace",
+): Promise<{ result: T; tasks: TraceTasks }> {
   const browser = page.context().browser()!;
-  await browser.startTracing(page, { categories: ["toplevel", "disabled-by-default-devtools.timeline"] });
+  const keep = process.env["BENCH_TRACE_DIR"];
+  const categories = ["toplevel", "disabled-by-default-devtools.timeline"];
+  if (keep) categories.push("disabled-by-default-v8.cpu_profiler");
+  await browser.startTracing(page, { categories });
   let result: T;
   let trace: Buffer;
   try {
@@ -145,6 +159,7 @@ export async function traced<T>(page: Page, work: () => Promise<T>): Promise<{ r
   } finally {
     trace = await browser.stopTracing();
   }
+  if (keep) writeFileSync(join(keep, `${label}.json`), trace);
   const { traceEvents } = JSON.parse(trace.toString("utf8")) as {
     traceEvents: {
       ph: string;
@@ -191,8 +206,23 @@ export async function traced<T>(page: Page, work: () => Promise<T>): Promise<{ r
       over50Cpu: cpu.filter((x) => x > 50).length,
       workerCpuSeconds: workerCpu,
       busiestWorkerCpuSeconds: Math.max(0, ...perWorker.values()),
+      mainCpuSeconds: topLevelCpuSeconds(tasks),
     },
   };
+}
+/** CPU seconds of tasks, each counted once: a task nested in another's time on its thread is part of the outer one. */
+function topLevelCpuSeconds(
+  tasks: readonly { pid: number; tid: number; ts?: number; dur?: number; tdur?: number }[],
+): number {
+  let seconds = 0;
+  const ends = new Map<string, number>();
+  for (const e of [...tasks].sort((a, b) => a.ts! - b.ts!)) {
+    const thread = `${e.pid}:${e.tid}`;
+    if (e.ts! < (ends.get(thread) ?? -Infinity)) continue;
+    ends.set(thread, e.ts! + e.dur!);
+    seconds += (e.tdur ?? e.dur!) / 1e6;
+  }
+  return seconds;
 }
 const longest = (tasks: LongTask[]) => tasks.reduce((m, t) => Math.max(m, t.duration), 0);
 
@@ -228,29 +258,41 @@ export async function benchDatasetsPage(harness: BrowserHarness, file: string, r
     // Import it.
     const importStart = await now(page);
     t0 = Date.now();
-    const importTrace = await traced(page, async () => {
-      await page.getByTestId("import-button").click();
-      await page.getByTestId("import-done").waitFor({ timeout: 600_000 });
-    });
+    const importTrace = await traced(
+      page,
+      async () => {
+        await page.getByTestId("import-button").click();
+        await page.getByTestId("import-done").waitFor({ timeout: 600_000 });
+      },
+      "import",
+    );
     const importSeconds = (Date.now() - t0) / 1000;
     const importLongest = longest(await longTasks(page, importStart));
 
     // Open its case table: time from the route change to the first rows on screen.
     const openStart = await now(page);
-    const openTrace = await traced(page, async () => ({
-      firstRowsMs: await page.evaluate<number>(`__bench.firstRows("#/datasets/bench")`),
-      allReadMs: await page.evaluate<number>(`__bench.until('[data-testid="filters"] .chip', ${openStart})`),
-    }));
+    const openTrace = await traced(
+      page,
+      async () => ({
+        firstRowsMs: await page.evaluate<number>(`__bench.firstRows("#/datasets/bench")`),
+        allReadMs: await page.evaluate<number>(`__bench.until('[data-testid="filters"] .chip', ${openStart})`),
+      }),
+      "open",
+    );
     const { firstRowsMs, allReadMs } = openTrace.result;
     const openLongest = longest(await longTasks(page, openStart));
 
     // Scroll: steady drags, flings and jumps across 100k rows, one step a frame.
     const scrollStart = await now(page);
-    const scrollTrace = await traced(page, async () => {
-      const frames = await page.evaluate<number>(`__bench.scroll()`);
-      await page.waitForTimeout(300);
-      return frames;
-    });
+    const scrollTrace = await traced(
+      page,
+      async () => {
+        const frames = await page.evaluate<number>(`__bench.scroll()`);
+        await page.waitForTimeout(300);
+        return frames;
+      },
+      "scroll",
+    );
     const scrollFrames = scrollTrace.result;
     const scrollTasks = await longTasks(page, scrollStart);
 
@@ -305,7 +347,7 @@ export function datasetsBenchLines(b: DatasetsBench, nodeRowsPerSecond?: number)
     `case table of ${b.rows} cases         first rows ${ms(b.firstRowsMs)} after the route change (target ≤ 1000 ms: ${b.firstRowsMs <= 1000 ? "met" : "MISSED"}); every case read after ${ms(b.allReadMs)}`,
     `  main thread meanwhile              longest task ${ms(b.openLongest)} (PerformanceObserver); ${cpu(b.openTrace)}`,
     `scrolling it (${b.scrollFrames} frames)          longest task ${ms(b.scrollLongest)}, ${b.scrollOver50} over 50 ms (PerformanceObserver; target: none — ${b.scrollOver50 === 0 ? "met" : "MISSED"}); ` +
-      `${cpu(b.scrollTrace)}, ${b.scrollTrace.over50Cpu} over 50 ms of CPU`,
+      `${cpu(b.scrollTrace)}, ${b.scrollTrace.over50Cpu} over 50 ms of CPU; main thread ${(b.scrollTrace.mainCpuSeconds * 1000).toFixed(0)} ms of CPU in all`,
     `filter expression over ${b.rows} cases  ${ms(b.filterMs)} to the count, in the worker (${b.filterCount} kept)`,
   ];
 }
