@@ -9,6 +9,9 @@
  */
 import { buildReport, investigate, type RunEvent } from "../src/agent/index.ts";
 import { TIERS, type Tier } from "../src/agent/repair.ts";
+import { investigateAgentic } from "../src/agent/agentic/investigate-agentic.ts";
+import { rulePolicy } from "../src/agent/agentic/judges.ts";
+import { workerSandbox } from "../src/agent/sandbox/worker-sandbox.browser.ts";
 import type { FailureCase, ImagePixels, Model } from "../src/core/index.ts";
 import { canonicalJson, decodeDataUrl, select, sha256Hex, type Selection } from "../src/datasets/index.ts";
 import { checkImage } from "../src/datasets/images.ts";
@@ -33,6 +36,8 @@ export interface InvestigationPlan {
   /** Share of the cases (clusters) sealed for M4 (`--holdout`). */
   readonly holdout: number;
   readonly seed: number;
+  /** The judge-decided loop (`--agentic`): the rule policy picks each step, analyses run in a locked worker. */
+  readonly agentic?: boolean;
 }
 
 /** What the page asks the worker to run (plain data, structured-cloned across). */
@@ -107,6 +112,8 @@ export function checkPlan(plan: unknown): InvestigationPlan {
     throw new Error(`plan.seed: expected a whole number ≥ 0, got ${String(p.seed)}`);
   if (p.select !== undefined && (typeof p.select !== "object" || p.select === null))
     throw new Error("plan.select: expected a selection object ({ split, tags, ids, sample })");
+  if (p.agentic !== undefined && typeof p.agentic !== "boolean")
+    throw new Error(`plan.agentic: expected true or false, got ${JSON.stringify(p.agentic)}`);
   return {
     dataset: p.dataset,
     question: p.question,
@@ -114,6 +121,7 @@ export function checkPlan(plan: unknown): InvestigationPlan {
     holdout: p.holdout,
     seed: p.seed,
     ...(p.select ? { select: p.select as Selection } : {}),
+    ...(p.agentic === true ? { agentic: true } : {}),
   };
 }
 
@@ -547,7 +555,9 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
     progress = { run, ...where, done, total };
     send(done === total);
   });
-  const result = await investigate({
+  const run = plan.agentic ? investigateAgentic : investigate;
+  const result = await run({
+    ...(plan.agentic ? { agentic: { judge: rulePolicy(), sandbox: workerSandbox() } } : {}),
     store: watched,
     model,
     dataset: { id: plan.dataset, cases: data.cases, source: data.source, fingerprint: data.fingerprint },
@@ -600,7 +610,10 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
   return {
     runId,
     status: "finished",
-    verdicts: result.loop.verified.map((v) => ({ id: v.id, verdict: v.verdict })),
+    verdicts: ("loop" in result ? result.loop.verified : (result.agentic.state.verified ?? [])).map((v) => ({
+      id: v.id,
+      verdict: v.verdict,
+    })),
   };
 }
 

@@ -158,6 +158,8 @@ export function judgePrompt(board: Board, help: Readonly<Record<ToolName, string
   ].join("\n");
 }
 
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 function summarise(explore: CaseTable, typed: readonly TypedSignal[]): SignalSummary[] {
   return typed.map((s) => {
     const sum = { fail: 0, pass: 0 };
@@ -363,7 +365,7 @@ export async function runAgentic(
         const o = run.outcome;
         return {
           result: o.ok
-            ? `${id}: ${o.output.tables.length} tables, ${o.output.figures.length} figures, ${o.output.suggestions.length} suggestions${o.output.suggestions.length ? ` (${o.output.suggestions.map((s) => s.signal).join(", ")})` : ""}${run.setAside.length ? `; set aside: ${run.setAside.map((s) => s.why).join("; ")}` : ""}`
+            ? `${id}: ${plural(o.output.tables.length, "table")}, ${plural(o.output.figures.length, "figure")}, ${plural(o.output.suggestions.length, "suggestion")}${o.output.suggestions.length ? ` (${o.output.suggestions.map((s) => s.signal).join(", ")})` : ""}${run.setAside.length ? `; set aside: ${run.setAside.map((s) => s.why).join("; ")}` : ""}`
             : `${id} failed (${o.reason}): ${o.error}`,
         };
       }
@@ -408,7 +410,7 @@ export async function runAgentic(
             hypotheses: state.hypotheses.map((h) => ({ id: h.id, signal: h.signal })),
             seeded: state.seeded,
           },
-          result: `${state.hypotheses.length} hypotheses frozen${state.hypotheses.length ? `: ${state.hypotheses.map((h) => `${h.id} ${h.signal} (${h.directionText})`).join("; ")}` : ""}${state.seeded.length ? `; seeded beyond the screen: ${state.seeded.map((s) => `${s.signal} by ${s.by}`).join(", ")}` : ""}`,
+          result: `${plural(state.hypotheses.length, "hypothesis", "hypotheses")} frozen${state.hypotheses.length ? `: ${state.hypotheses.map((h) => `${h.id} ${h.signal} (${h.directionText})`).join("; ")}` : ""}${state.seeded.length ? `; seeded beyond the screen: ${state.seeded.map((s) => `${s.signal} by ${s.by}`).join(", ")}` : ""}`,
         };
       }
       case "test_hypothesis": {

@@ -27,6 +27,8 @@ export interface InvestigateFields {
   maxTier: InvestigationPlan["maxTier"];
   holdout: string | number;
   seed: string | number;
+  /** A judge picks each step (the rule policy in the page), the host keeps the rules (`--agentic`). */
+  agentic: boolean;
 }
 
 export const DEFAULT_QUESTION = "What predicts the hallucinations?";
@@ -40,6 +42,7 @@ export const DEFAULT_INVESTIGATE_FIELDS: InvestigateFields = {
   maxTier: "L3b",
   holdout: "0.4",
   seed: "1",
+  agentic: false,
 };
 
 /** A field's text, trimmed (numbers as they print; nothing for an empty field). */
@@ -86,6 +89,7 @@ export function investigationPlan(fields: InvestigateFields): InvestigationPlan 
     maxTier: fields.maxTier,
     holdout,
     seed,
+    ...(fields.agentic ? { agentic: true } : {}),
   };
 }
 
@@ -104,6 +108,7 @@ export function cliCommand(plan: InvestigationPlan, model: string, dataFile: str
   const words = ["evalrx", "investigate", "--model", model, "--data", dataFile];
   if (plan.select?.sample !== undefined) words.push("--sample", String(plan.select.sample));
   words.push("--seed", String(plan.seed), "--holdout", String(plan.holdout), "--max-tier", plan.maxTier);
+  if (plan.agentic) words.push("--agentic");
   words.push("-q", plan.question);
   const line = words.map(shellWord).join(" ");
   const unsupported = [plan.select?.split !== undefined ? "split" : "", plan.select?.tags ? "tags" : ""].filter(
