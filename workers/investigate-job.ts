@@ -8,6 +8,7 @@
  * again), and every stage after setup is recomputed from them.
  */
 import { buildReport, investigate, type RunEvent } from "../src/agent/index.ts";
+import { LessonDb } from "../src/agent/lessons/lesson-db.browser.ts";
 import { TIERS, type Tier } from "../src/agent/repair.ts";
 import { investigateAgentic } from "../src/agent/agentic/investigate-agentic.ts";
 import { rulePolicy } from "../src/agent/agentic/judges.ts";
@@ -38,6 +39,8 @@ export interface InvestigationPlan {
   readonly seed: number;
   /** The judge-decided loop (`--agentic`): the rule policy picks each step, analyses run in a locked worker. */
   readonly agentic?: boolean;
+  /** Probe search before M1 (`--search-probes`): the kept failing variants are stored as a new dataset version. */
+  readonly searchProbes?: { readonly budget: number };
 }
 
 /** What the page asks the worker to run (plain data, structured-cloned across). */
@@ -114,6 +117,11 @@ export function checkPlan(plan: unknown): InvestigationPlan {
     throw new Error("plan.select: expected a selection object ({ split, tags, ids, sample })");
   if (p.agentic !== undefined && typeof p.agentic !== "boolean")
     throw new Error(`plan.agentic: expected true or false, got ${JSON.stringify(p.agentic)}`);
+  const budget = (p.searchProbes as { budget?: unknown } | undefined)?.budget;
+  if (p.searchProbes !== undefined && (typeof budget !== "number" || !Number.isInteger(budget) || budget < 10))
+    throw new Error(
+      `plan.searchProbes.budget: expected a whole number of model calls, at least 10 (e.g. 400), got ${String(budget)}`,
+    );
   return {
     dataset: p.dataset,
     question: p.question,
@@ -122,6 +130,7 @@ export function checkPlan(plan: unknown): InvestigationPlan {
     seed: p.seed,
     ...(p.select ? { select: p.select as Selection } : {}),
     ...(p.agentic === true ? { agentic: true } : {}),
+    ...(p.searchProbes !== undefined ? { searchProbes: { budget: budget as number } } : {}),
   };
 }
 
@@ -555,9 +564,13 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
     progress = { run, ...where, done, total };
     send(done === total);
   });
+  // The page's lessons store: read at the start to order the work, this run's appended at the end.
+  const lessonDb = await LessonDb.open();
   const run = plan.agentic ? investigateAgentic : investigate;
   const result = await run({
     ...(plan.agentic ? { agentic: { judge: rulePolicy(), sandbox: workerSandbox() } } : {}),
+    lessons: { where: `IndexedDB ${lessonDb.name}`, read: () => lessonDb.read(), append: (l) => lessonDb.append(l) },
+    ...(plan.searchProbes ? { searchProbes: plan.searchProbes } : {}),
     store: watched,
     model,
     dataset: { id: plan.dataset, cases: data.cases, source: data.source, fingerprint: data.fingerprint },
@@ -585,7 +598,7 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
       unsent.push(event);
       send();
     },
-  });
+  }).finally(() => lessonDb.close());
   await writing;
   if (writeFailure) throw writeFailure;
   if (!finished) throw new Error("the loop ended without run.finished");

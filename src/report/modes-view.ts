@@ -6,7 +6,7 @@
  * probe search that grew the dataset. Everything here is text: the page and
  * the HTML export escape it.
  */
-import { count, decimal, percent, pValue } from "../figures/format.ts";
+import { count, decimal, percent } from "../figures/format.ts";
 import type { Report } from "./schema.ts";
 import {
   evidenceCaseView,
@@ -20,6 +20,8 @@ import {
 
 const text = (t: string, code = false): Cell => ({ kind: "text", text: t, ...(code ? { code: true } : {}) });
 const span = (t: string, extra: Omit<Span, "text"> = {}): Span => ({ text: t, ...extra });
+/** A logged note as a sentence: capital first letter, full stop. */
+const sentence = (t: string) => `${t.charAt(0).toUpperCase()}${t.slice(1)}${/[.!?]$/.test(t) ? "" : "."}`;
 
 /**
  * The failure modes, or undefined when the run found none.
@@ -36,7 +38,8 @@ export function modesSection(report: Report, size: number, opacity: number): Sec
       spans: [
         span(`${count(m.failing)} failing exploration cases fall into `),
         span(`${m.k} mode${m.k === 1 ? "" : "s"}`, { strong: true }),
-        span(`: ${m.why}.`),
+        // The rule's own words begin with the count ("2 mode(s): the gap statistic's …"): say it once.
+        span(`: ${m.why.replace(/^(\d+ mode\(s\)|one mode): /, "")}.`),
         ...(chosen?.silhouette !== undefined
           ? [span(` Mean silhouette at k = ${m.k}: ${decimal(chosen.silhouette)}.`)]
           : []),
@@ -60,7 +63,7 @@ export function modesSection(report: Report, size: number, opacity: number): Sec
           return {
             key: mode.id,
             cells: [
-              text(mode.id, true),
+              text(mode.id),
               numberCell(mode.size, "count"),
               numberCell(mode.share, "percent"),
               text(mode.defining.map((d) => `${d.signal} ${d.effectName} ${decimal(d.effect)}`).join("; ") || "—"),
@@ -101,7 +104,7 @@ export function modesSection(report: Report, size: number, opacity: number): Sec
     },
     { kind: "paragraph", small: true, spans: [span(`Method: ${m.method}.`)] },
   ];
-  if (m.note) blocks.push({ kind: "note", tone: "neutral", spans: [span(m.note)] });
+  if (m.note) blocks.push({ kind: "note", tone: "neutral", spans: [span(sentence(m.note))] });
   const evidence = report.evidence;
   const sections = m.modes.map((mode): SectionView => {
     const h = mode.hypothesis ? hypotheses.get(mode.hypothesis) : undefined;
@@ -154,11 +157,7 @@ export function modesSection(report: Report, size: number, opacity: number): Sec
     if (h)
       modeBlocks.push({
         kind: "paragraph",
-        spans: [
-          span(`${h.id} ${h.verdict}: `, { strong: true, tone: verdictTone(h.verdict) }),
-          span(h.reason),
-          ...(h.p !== null ? [span(` (sealed one-sided p ${pValue(h.p)})`)] : []),
-        ],
+        spans: [span(`${h.id} ${h.verdict}: `, { strong: true, tone: verdictTone(h.verdict) }), span(h.reason)],
       });
     const cases = evidence?.hypotheses.find((e) => e.hypothesis === mode.id);
     if (cases && cases.failing.length)
@@ -168,10 +167,10 @@ export function modesSection(report: Report, size: number, opacity: number): Sec
           id: `evidence-${mode.id}`,
           hypothesis: mode.id,
           signal: `mode=${mode.id}`,
-          valueLabel: "Distance to the mode's centre",
+          valueLabel: "Distance",
           groups: [
             {
-              title: `The failing cases nearest ${mode.id}'s centre`,
+              title: `The failing cases nearest ${mode.id}'s centre (distance in the space the modes were found in)`,
               passed: false,
               cases: cases.failing.map((c, i) =>
                 evidenceCaseView(report, c, `${mode.id}|fail|${i}|${c.id}`, size, opacity),
@@ -338,7 +337,7 @@ export function probeSearchSection(report: Report): SectionView | undefined {
           })),
         },
       });
-    if (p.note) blocks.push({ kind: "note", tone: "neutral", spans: [span(p.note)] });
+    if (p.note) blocks.push({ kind: "note", tone: "neutral", spans: [span(sentence(p.note))] });
   }
   return { id: "probe-search", title: "Probe search: synthesized failing cases", blocks, sections: [] };
 }

@@ -29,6 +29,10 @@ export interface InvestigateFields {
   seed: string | number;
   /** A judge picks each step (the rule policy in the page), the host keeps the rules (`--agentic`). */
   agentic: boolean;
+  /** Probe search before M1 (`--search-probes`): grows the dataset with failing variants of its scene questions. */
+  searchProbes: boolean;
+  /** Its budget of model calls (`--probe-budget`). */
+  probeBudget: string | number;
 }
 
 export const DEFAULT_QUESTION = "What predicts the hallucinations?";
@@ -43,6 +47,8 @@ export const DEFAULT_INVESTIGATE_FIELDS: InvestigateFields = {
   holdout: "0.4",
   seed: "1",
   agentic: false,
+  searchProbes: false,
+  probeBudget: "400",
 };
 
 /** A field's text, trimmed (numbers as they print; nothing for an empty field). */
@@ -82,9 +88,19 @@ export function investigationPlan(fields: InvestigateFields): InvestigationPlan 
       throw new Error(`sample: a whole number of cases ≥ 1 (or empty for every case), got '${text(fields.sample)}'`);
     select.sample = sample;
   }
+  let searchProbes: { budget: number } | undefined;
+  if (fields.searchProbes) {
+    const budget = Number(text(fields.probeBudget));
+    if (!text(fields.probeBudget) || !Number.isInteger(budget) || budget < 10)
+      throw new Error(
+        `probe budget: a whole number of model calls, at least 10 (e.g. 400), got '${text(fields.probeBudget)}'`,
+      );
+    searchProbes = { budget };
+  }
   return {
     dataset,
     ...(Object.keys(select).length ? { select } : {}),
+    ...(searchProbes ? { searchProbes } : {}),
     question,
     maxTier: fields.maxTier,
     holdout,
@@ -109,6 +125,7 @@ export function cliCommand(plan: InvestigationPlan, model: string, dataFile: str
   if (plan.select?.sample !== undefined) words.push("--sample", String(plan.select.sample));
   words.push("--seed", String(plan.seed), "--holdout", String(plan.holdout), "--max-tier", plan.maxTier);
   if (plan.agentic) words.push("--agentic");
+  if (plan.searchProbes) words.push("--search-probes", "--probe-budget", String(plan.searchProbes.budget));
   words.push("-q", plan.question);
   const line = words.map(shellWord).join(" ");
   const unsupported = [plan.select?.split !== undefined ? "split" : "", plan.select?.tags ? "tags" : ""].filter(
