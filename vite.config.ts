@@ -195,6 +195,19 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 /**
+ * Brotli settings per built file: quality 4 for most (fast builds), and for the wasm runtime, most of what a
+ * first visit transfers, quality 5 with a 16 MB window (the file whole in view): 3.08 → 2.87 MB for the CPU
+ * build and 5.55 → 4.98 MB for the WebGPU one, for ~15 s more build time (quality 11 would take minutes).
+ */
+function brotliParams(name: string, bytes: Uint8Array): Record<number, number> {
+  const wasm = name.endsWith(".wasm");
+  return {
+    [zlibConstants.BROTLI_PARAM_QUALITY]: wasm ? 5 : 4,
+    ...(wasm ? { [zlibConstants.BROTLI_PARAM_LGWIN]: 24, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: bytes.length } : {}),
+  };
+}
+
+/**
  * Delivery: writes `.br` and `.gz` beside every built wasm and model file (once, at build time), and has
  * `vite preview` answer a request for one with the precompressed file and its `Content-Encoding`, an ETag
  * (so a second visit gets 304s), and `Cache-Control: immutable` for Vite's hashed `assets/`. A static host
@@ -213,10 +226,7 @@ function precompressedDelivery(): Plugin {
         const bytes = readFileSync(join(outDir, name));
         if (bytes.length < 1024) continue;
         writeFileSync(join(outDir, `${name}.gz`), gzipSync(bytes, { level: 6 }));
-        writeFileSync(
-          join(outDir, `${name}.br`),
-          brotliCompressSync(bytes, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } }),
-        );
+        writeFileSync(join(outDir, `${name}.br`), brotliCompressSync(bytes, { params: brotliParams(name, bytes) }));
       }
     },
     configurePreviewServer(server) {

@@ -1,6 +1,7 @@
 /**
  * bench:app's delivery numbers: what a first visit transfers to load the bundled model (the shell, the wasm
- * runtime, the model files), what saving the offline copy adds, how often each wasm is downloaded, and what a
+ * runtime, the model files), what the rest of the visit adds (the offline copy saved, the engine check done: it
+ * fetches the WebGPU build when there is an adapter), how often each wasm is downloaded, and what a
  * second visit (a reload) transfers for the same — with the service worker on (as users get it) and, side by
  * side, with service workers blocked (HTTP cache only). Bytes are as sent on the wire (compressed bodies plus
  * headers), counted for the page, its workers and the service worker, in a fresh browser context so the first
@@ -8,6 +9,7 @@
  */
 import type { Page, Request } from "playwright-core";
 import type { BrowserHarness } from "../../node/browser-harness.ts";
+import { ENGINE_CHECKS_KEY } from "../app/model-summary.ts";
 
 const MB = (n: number) => `${(n / 1e6).toFixed(2)} MB`;
 
@@ -20,10 +22,13 @@ async function loadModel(page: Page, url: string): Promise<void> {
   await page.waitForTimeout(1000);
 }
 
-/** One visit's wire traffic: bytes, and each wasm file's full downloads (200) and revalidations (304). */
+/**
+ * One visit's wire traffic: bytes, and each wasm file's full downloads (200 with a body on the wire),
+ * revalidations (304) and answers from the browser's HTTP cache (200 with nothing on the wire).
+ */
 class Wire {
   bytes = 0;
-  wasm = new Map<string, { full: number; revalidated: number }>();
+  wasm = new Map<string, { full: number; revalidated: number; httpCache: number }>();
   reset() {
     this.bytes = 0;
     this.wasm.clear();
@@ -35,15 +40,19 @@ class Wire {
     if (sizes) this.bytes += sizes.responseBodySize + sizes.responseHeadersSize;
     if (!request.url().endsWith(".wasm")) return;
     const name = request.url().split("/").pop()!.replace("ort-wasm-simd-threaded", "ort");
-    const seen = this.wasm.get(name) ?? { full: 0, revalidated: 0 };
+    const seen = this.wasm.get(name) ?? { full: 0, revalidated: 0, httpCache: 0 };
     if (response.status() === 304) seen.revalidated++;
+    else if (sizes && sizes.responseBodySize === 0) seen.httpCache++;
     else seen.full++;
     this.wasm.set(name, seen);
   }
   wasmText() {
     if (this.wasm.size === 0) return "no wasm fetched";
     return [...this.wasm]
-      .map(([name, n]) => `${name} ${n.full}×${n.revalidated ? ` (+${n.revalidated} 304)` : ""}`)
+      .map(
+        ([name, n]) =>
+          `${name} ${n.full}×${n.revalidated ? ` (+${n.revalidated} 304)` : ""}${n.httpCache ? ` (+${n.httpCache} from the HTTP cache)` : ""}`,
+      )
       .join(", ");
   }
 }
@@ -70,9 +79,20 @@ export async function benchDelivery(harness: BrowserHarness, line: (label: strin
       await loadModel(page, harness.url);
       await settle();
       line(`first visit, ${tag}: load tiny-vlm (≤ 10 MB)`, `${MB(wire.bytes)}; wasm: ${wire.wasmText()}`);
+      if (serviceWorkers === "allow")
+        line(
+          "  WebGPU adapter (the engine check fetches the WebGPU build only with one)",
+          await page.evaluate(async () => {
+            const gpu = (navigator as Navigator & { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;
+            return gpu ? ((await gpu.requestAdapter()) ? "yes" : "none") : "no navigator.gpu";
+          }),
+        );
       if (serviceWorkers === "allow") {
         const before = wire.bytes;
         await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 300_000 });
+        // The whole visit: the engine check (it waits for the load, then fetches the WebGPU build when there is
+        // an adapter) has finished too.
+        await page.waitForFunction((key) => !!localStorage.getItem(key), ENGINE_CHECKS_KEY, { timeout: 300_000 });
         await page.waitForTimeout(1000);
         await settle();
         line(

@@ -73,10 +73,19 @@ async function verified(entry: PrecacheEntry, response: Response): Promise<Respo
   return new Response(body, { status: response.status, statusText: response.statusText, headers });
 }
 
-/** Fetches one entry from the server: hashed assets may come from the HTTP cache, the rest is revalidated. */
+/**
+ * Fetches one entry, checked against its revision. The browser's HTTP cache is tried first, however old its
+ * copy (`force-cache`): what the page fetched moments before the install (the wasm runtime, the model it
+ * loaded, the engine check's reference model) is taken from there with nothing on the wire, not even a 304.
+ * The revision check is what makes an old copy safe: one that fails it is fetched again from the server.
+ */
 async function download(entry: PrecacheEntry): Promise<Response> {
-  const cache: RequestCache = entry.url.startsWith("/assets/") ? "default" : "no-cache";
-  return verified(entry, await fetch(entry.url, { cache, credentials: "same-origin" }));
+  try {
+    return await verified(entry, await fetch(entry.url, { cache: "force-cache", credentials: "same-origin" }));
+  } catch (error) {
+    if (!(error instanceof OtherBuildError)) throw error; // offline, or the server failed: as without the cache
+  }
+  return verified(entry, await fetch(entry.url, { cache: "no-cache", credentials: "same-origin" }));
 }
 
 /** The manifests of the older builds still kept, by cache name. */
