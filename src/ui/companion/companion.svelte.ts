@@ -1,4 +1,12 @@
-import type { CompanionStatus, EvalJobBody, JobMessage } from "../../node/companion/protocol.ts";
+import type { CompanionStatus, EvalJobBody, InvestigateJobBody, JobMessage } from "../../node/companion/protocol.ts";
+import {
+  investigationData,
+  newInvestigationId,
+  writerLockId,
+  type InvestigationPlan,
+} from "../../../workers/investigate-job.ts";
+import type { RunLock } from "../../store/types.ts";
+import type { IdbStore } from "../../store/idb.browser.ts";
 import type { EvalConfig } from "../../evals/config.ts";
 import type { StoreService } from "../app/store.svelte.ts";
 import type { ModelChoice } from "../app/jobs.svelte.ts";
@@ -18,15 +26,21 @@ export type CompanionState =
   | { readonly kind: "unreachable"; readonly reason: string }
   | { readonly kind: "refused"; readonly reason: string };
 
-/** One eval this page handed to the companion. */
+/** One eval or investigation this page handed to the companion. */
 export interface CompanionJobView {
   readonly runId: string;
+  readonly kind: "eval" | "investigate";
+  /** What it is doing now (the latest progress line's stage). */
+  readonly stage?: string;
   readonly jobId: string;
   readonly state: "running" | "finished" | "cancelled" | "failed";
   readonly done: number;
   readonly total: number;
   readonly error?: string;
 }
+
+/** The fields of a plain investigation plan (the companion's loop takes these and no others). */
+const PLAIN_PLAN = new Set(["dataset", "select", "question", "maxTier", "holdout", "seed"]);
 
 /** What a stored case is as a line of the dataset file the companion reads (the store's own fields left out). */
 function caseLine(c: Record<string, unknown>): string {
@@ -143,7 +157,72 @@ export class CompanionService {
       runId,
       codeVersion: PAGE_CODE_VERSION,
     };
-    const lock = await idb.lockRun(runId);
+    return this.#hand(client, body, idb, store, await idb.lockRun(runId));
+  }
+
+  /**
+   * Hands an investigation to the companion: the plan's cases are chosen
+   * here, as the page's own job chooses them (the selection, in import
+   * order, cases with unusable images left out), sent with their images and
+   * fingerprint, and the investigation's writes (its log, its label, probe
+   * and repair runs, its report) are made in IndexedDB as they arrive, under
+   * the investigation's writer lock, so the investigation page follows it
+   * live and its Resume goes on from it in the page. Resolves with the run id
+   * once the run exists here.
+   */
+  async startInvestigation(plan: InvestigationPlan, model: ModelChoice, store: StoreService): Promise<string> {
+    const client = this.client;
+    if (!client)
+      throw new Error("no companion is paired: open the link 'evalrx companion' printed, or run on this page");
+    if (model.source.kind !== "bundled")
+      throw new Error(
+        "the companion runs bundled models (and folders under its --models); this model was loaded into the page: run the investigation on this page",
+      );
+    // The companion runs the plain loop M1→M5: a plan asking for more (an agentic loop, a probe search) stays here.
+    const beyond = Object.entries(plan)
+      .filter(([k, v]) => !PLAIN_PLAN.has(k) && v !== undefined && v !== false)
+      .map(([k]) => k);
+    if (beyond.length)
+      throw new Error(
+        `the companion runs the plain loop M1→M5; ${beyond.join(", ")} run${beyond.length === 1 ? "s" : ""} on this page only`,
+      );
+    const idb = await store.ready;
+    const data = await investigationData(idb, plan);
+    const images: Record<string, string> = {};
+    for (const c of data.cases) {
+      const ref = c.input.image;
+      if (ref?.startsWith("sha256:") && !(ref in images)) images[ref] = base64(await data.images(ref));
+    }
+    const runId = await newInvestigationId(idb, data.fingerprint, plan.seed);
+    const body: InvestigateJobBody = {
+      kind: "investigate",
+      plan,
+      model: model.source.key,
+      cases: data.cases.map((c) => JSON.stringify(c)).join("\n"),
+      fingerprint: data.fingerprint,
+      source: data.source,
+      ...(data.sampled ? { sampled: data.sampled } : {}),
+      images,
+      modelSource: model,
+      runId,
+      codeVersion: PAGE_CODE_VERSION,
+    };
+    return this.#hand(client, body, idb, store, await idb.lockRun(writerLockId(runId)));
+  }
+
+  /**
+   * Starts `body` on the companion and follows its stream in the background,
+   * making each store write in IndexedDB while `lock` is held; resolves once
+   * the job's run exists here, and lets the lock go when the stream ends.
+   */
+  async #hand(
+    client: CompanionClient,
+    body: EvalJobBody | InvestigateJobBody,
+    idb: IdbStore,
+    store: StoreService,
+    lock: RunLock,
+  ): Promise<string> {
+    const runId = body.runId!;
     let accepted;
     try {
       accepted = await client.start(body);
@@ -151,7 +230,7 @@ export class CompanionService {
       await lock.release();
       throw error;
     }
-    this.#upsert({ runId, jobId: accepted.id, state: "running", done: 0, total: 0 });
+    this.#upsert({ runId, kind: body.kind, jobId: accepted.id, state: "running", done: 0, total: 0 });
     let created!: () => void;
     let failedEarly!: (e: unknown) => void;
     const ready = new Promise<void>((resolve, reject) => {
@@ -161,27 +240,30 @@ export class CompanionService {
     let exists = false;
     void (async () => {
       let lastAnnounce = 0;
+      // Other screens read the run again at most twice a second while its items and events stream in.
+      const announce = (force = false) => {
+        if (!force && Date.now() - lastAnnounce < 500) return;
+        lastAnnounce = Date.now();
+        void store.changed({ kind: "runs", id: runId });
+      };
       try {
         for await (const m of client.messages(accepted.id) as AsyncGenerator<JobMessage>) {
           if (m.type === "store") {
             await applyStoreOp(idb, m.write);
-            if (m.write.op === "createRun") {
+            if (m.write.op === "createRun" && m.write.run.id === runId) {
               exists = true;
-              void store.changed({ kind: "runs", id: runId });
+              announce(true);
               created();
             }
             // A status change (finished, cancelled) shows at once on every screen.
-            if (m.write.op === "updateRun") void store.changed({ kind: "runs", id: runId });
-            if (m.write.op === "appendItems") {
+            if (m.write.op === "updateRun" && m.write.id === runId) announce(true);
+            if (m.write.op === "appendItems" && m.write.runId === runId) {
               const p = m.write.progress;
               this.#upsert({ ...this.job(runId)!, done: p.done, total: p.total });
-              if (Date.now() - lastAnnounce > 500) {
-                lastAnnounce = Date.now();
-                void store.changed({ kind: "runs", id: runId });
-              }
             }
+            if (m.write.op === "appendItems" || m.write.op === "appendEvents") announce();
           } else if (m.type === "progress") {
-            this.#upsert({ ...this.job(runId)!, done: m.done, total: m.total });
+            this.#upsert({ ...this.job(runId)!, stage: m.stage, done: m.done, total: m.total });
           } else {
             this.#upsert({
               ...this.job(runId)!,
@@ -246,6 +328,43 @@ export async function startOnCompanion(form: JobForm, store: StoreService): Prom
   form.failure = undefined;
   try {
     return await companionService().startEval(config, option.choice, store);
+  } catch (e) {
+    form.failure = `the companion: ${errorText(e)}`;
+    return undefined;
+  } finally {
+    form.starting = false;
+  }
+}
+
+/** What the investigation form offers the companion: its plan and model, and where it shows starting and failure. */
+export interface InvestigationForm {
+  readonly plan: { plan?: InvestigationPlan; error?: string };
+  readonly modelOptions: readonly { readonly value: string; readonly choice: ModelChoice }[];
+  readonly model: string;
+  starting: boolean;
+  failure: string | undefined;
+}
+
+/**
+ * Starts the form's investigation on the companion, as the form's own Start
+ * does in the page. Resolves with the run id, or undefined when it did not start.
+ *
+ * @example const id = await startInvestigationOnCompanion(form, app.store); if (id) app.router.go(investigateRoute(id))
+ */
+export async function startInvestigationOnCompanion(
+  form: InvestigationForm,
+  store: StoreService,
+): Promise<string | undefined> {
+  const { plan, error } = form.plan;
+  const option = form.modelOptions.find((o) => o.value === form.model);
+  if (!plan || !option) {
+    form.failure = error ?? "model: choose a model";
+    return undefined;
+  }
+  form.starting = true;
+  form.failure = undefined;
+  try {
+    return await companionService().startInvestigation(plan, option.choice, store);
   } catch (e) {
     form.failure = `the companion: ${errorText(e)}`;
     return undefined;
