@@ -111,3 +111,58 @@ it("pairs with a real companion from its link and runs the page's eval on it, st
   expect(errors).toEqual([]);
   expect(harness.foreignRequests).toEqual([]);
 }, 300_000);
+
+it("runs an investigation on the companion (Run on: the companion), followed live and stored as the page's own; Cancel on a run's page stops a companion eval", async () => {
+  const page = await harness.context.newPage();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  // Paired by the test before (the pairing is kept in this browser), with the demo datasets stored.
+  await page.goto(`${harness.url}#/investigate`, { waitUntil: "domcontentloaded", timeout: 120_000 });
+  await page.getByTestId("investigate-dataset").selectOption("pope");
+  await page.getByTestId("investigate-sample").fill("60");
+  await page.getByTestId("investigate-seed").fill("1");
+  await page.getByTestId("investigate-ceiling").selectOption("none");
+  await page.getByTestId("run-on-companion").check();
+  await expect.poll(() => page.getByTestId("investigate-plan").textContent()).toContain("on the companion");
+  if (process.env["PAIR_SCREENS"])
+    await page.screenshot({ path: join(process.env["PAIR_SCREENS"], "investigate-run-on.png") });
+  await page.getByTestId("start-investigation").click();
+  await page.waitForURL(/#\/investigate\/investigate-/, { timeout: 120_000 });
+  const runId = decodeURIComponent(new URL(page.url()).hash.replace("#/investigate/", ""));
+  await expect
+    .poll(() => page.getByTestId("investigation-status").textContent(), { timeout: 240_000, interval: 500 })
+    .toContain("finished");
+  await page.getByTestId("investigation-finished").waitFor();
+  if (process.env["PAIR_SCREENS"])
+    await page.screenshot({ path: join(process.env["PAIR_SCREENS"], "investigate-finished.png") });
+  // The report the companion folded is where the report page reads it.
+  await page.getByTestId("open-report").click();
+  await page.waitForURL(/#\/report\//);
+  const store = await FileStore.open(join(dir, "store"));
+  try {
+    const there = await store.getRun(runId);
+    expect(there).toMatchObject({ kind: "investigation", status: "finished" });
+    expect((await store.events(runId)).at(-1)!.type).toBe("run.finished");
+  } finally {
+    await store.close();
+  }
+
+  // A longer eval on the companion, cancelled from its run page: what was judged is kept, and it says so.
+  await page.goto(`${harness.url}#/runs`);
+  await page.reload({ waitUntil: "domcontentloaded" });
+  await page.getByTestId("eval-dataset").selectOption("pope", { timeout: 60_000 });
+  await expect.poll(() => page.getByTestId("evaluator-yesNo").isChecked(), { timeout: 30_000 }).toBe(true);
+  await page.getByTestId("eval-repeats").fill("6");
+  await page.getByLabel("Max new tokens").fill("3");
+  await page.getByTestId("run-on-companion").check();
+  await page.getByTestId("start-eval").click();
+  await page.getByTestId("companion-run-progress").waitFor({ timeout: 60_000 });
+  if (process.env["PAIR_SCREENS"])
+    await page.screenshot({ path: join(process.env["PAIR_SCREENS"], "run-on-companion-cancel.png") });
+  await page.getByTestId("companion-run-progress").getByRole("button", { name: "Cancel" }).click();
+  await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: 60_000 }).toBe("cancelled");
+  await page.getByText(/Cancelled after \d+ trials; the judged ones are kept/).waitFor({ timeout: 30_000 });
+  expect(errors).toEqual([]);
+  expect(harness.foreignRequests).toEqual([]);
+}, 400_000);
