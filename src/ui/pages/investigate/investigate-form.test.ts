@@ -53,3 +53,15 @@ it("reads number inputs as Svelte binds them (numbers, or an empty string)", () 
   });
   expect(investigationPlan({ ...fields, sample: "" }).select).toBeUndefined();
 });
+
+describe("the probe search option", () => {
+  it("adds searchProbes with its budget to the plan and --search-probes to the CLI line; a bad budget is named", () => {
+    const plan = investigationPlan({ ...fields, searchProbes: true, probeBudget: 200 });
+    expect(plan.searchProbes).toEqual({ budget: 200 });
+    expect(cliCommand(plan, "tiny-vlm", "pope.jsonl")).toContain("--search-probes --probe-budget 200");
+    expect(investigationPlan({ ...fields, probeBudget: 200 }).searchProbes).toBeUndefined();
+    expect(() => investigationPlan({ ...fields, searchProbes: true, probeBudget: "5" })).toThrow(
+      "probe budget: a whole number of model calls, at least 10 (e.g. 400), got '5'",
+    );
+  });
+});

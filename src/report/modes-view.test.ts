@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { EventLog } from "../agent/events.ts";
+import { runLoop } from "../agent/loop.ts";
+import { plantedModes } from "../agent/modes/planted-modes.ts";
+import { buildReport } from "../agent/report.ts";
+import { renderReportHtml } from "./html.ts";
+import { allSections, reportView, type TableView } from "./view.ts";
+
+describe("the report's Failure modes section", () => {
+  it("shows each mode with its size, defining signals, hypothesis and the chosen k, in the page view and the export", async () => {
+    const { table } = plantedModes({ seed: 3, cases: 600, modeSizes: [60, 60] });
+    const log = new EventLog({ runId: "modes-view", now: () => Date.UTC(2026, 11, 1) });
+    log.append("setup", "run.started", {
+      kind: "explore",
+      question: "What predicts failure?",
+      seed: 1,
+      alpha: 0.05,
+      codeVersion: "test",
+    });
+    log.append("setup", "data.loaded", {
+      source: "planted",
+      fingerprint: "f",
+      n: 600,
+      labelDistribution: { fail: 120, pass: 480 },
+    });
+    await runLoop(table, log, {
+      protocol: { question: "What predicts failure?" },
+      seed: 1,
+      modes: true,
+      resamples: { explore: 100, sealed: 300 },
+    });
+    log.append("report", "run.finished", {});
+    const report = buildReport(log.events);
+    expect(report.modes!.k).toBe(2);
+    const sections = [...allSections(reportView(report))];
+    const modes = sections.find((s) => s.id === "modes")!;
+    expect(modes.sections.map((s) => s.id)).toEqual(["mode-mode-1", "mode-mode-2"]);
+    const tables = modes.blocks
+      .filter((b): b is { kind: "table"; table: TableView } => b.kind === "table")
+      .map((b) => b.table);
+    const overview = tables.find((t) => t.id === "modes")!;
+    expect(overview.rows).toHaveLength(2);
+    const criterion = tables.find((t) => t.id === "modes-criterion")!;
+    expect(criterion.rows.find((r) => r.cells.some((c) => c.kind === "badge" && c.text === "chosen"))!.key).toBe("2");
+    const defining = report.modes!.modes.map((m) => m.defining[0]!.signal).sort();
+    expect(defining).toEqual(["attention.imageShare", "uncertainty.entropy"]);
+    for (const m of report.modes!.modes)
+      expect(report.hypotheses.find((h) => h.id === m.hypothesis)!.signal).toBe(`mode=${m.id}`);
+    const html = renderReportHtml(report);
+    expect(html).toContain("Failure modes");
+    expect(html).toContain("How many modes: the gap statistic and the silhouette at each k");
+  });
+});
