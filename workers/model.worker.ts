@@ -672,7 +672,7 @@ const api = {
   /**
    * Runs (or resumes) an eval of the loaded model inside this worker, writing
    * every judged item to IndexedDB as it goes; progress comes back at most
-   * every 100 ms. `cancelEval(runId)` stops it, keeping what was judged.
+   * every 250 ms (`progressEveryMs`). `cancelEval(runId)` stops it, keeping what was judged.
    */
   async runEval(request: EvalJobRequest, onProgress?: (p: EvalJobProgress) => void): Promise<EvalJobResult> {
     const loaded: Model | undefined = model ?? blackBox;
