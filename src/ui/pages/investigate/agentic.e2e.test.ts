@@ -1,0 +1,58 @@
+/**
+ * The agentic option in the built app: the investigation runs in the page's job worker with the rule policy, its
+ * own analysis in the locked sandbox worker (nested in the job worker, under the app's CSP), and the agentic panel
+ * lists every turn up to the stop. A 60-case sample and the L1 ceiling keep it short. Set AGENTIC_SCREENS=<dir> to
+ * write screenshots (the form and the finished run at 1280×900).
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { startBrowserHarness, type BrowserHarness } from "../../../node/browser-harness.ts";
+
+const screens = process.env["AGENTIC_SCREENS"];
+let harness: BrowserHarness;
+beforeAll(async () => {
+  harness = await startBrowserHarness();
+}, 300_000);
+afterAll(async () => {
+  await harness?.close();
+});
+
+async function shot(page: Page, name: string) {
+  if (!screens) return;
+  mkdirSync(screens, { recursive: true });
+  await page.screenshot({ path: join(screens, `${name}.png`), fullPage: true });
+}
+
+it("runs the judge-decided loop in the page and shows its path", async () => {
+  const page = await harness.context.newPage();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(harness.url);
+  await page.getByTestId("library-add-demo").click();
+  await page.getByText(/\b3\b datasets/).waitFor({ timeout: 120_000 });
+  await page.goto(`${harness.url}#/investigate`);
+  await page.getByTestId("investigate-dataset").selectOption("pope");
+  await page.getByTestId("investigate-sample").fill("60");
+  await page.getByTestId("investigate-ceiling").selectOption("L1");
+  await page.getByTestId("investigate-agentic").check();
+  await expect.poll(() => page.getByTestId("investigate-plan").textContent()).toContain("60 cases");
+  await shot(page, "agentic-form");
+  await page.getByTestId("start-investigation").click();
+  await page.waitForURL(/#\/investigate\/investigate-/, { timeout: 120_000 });
+  await page.getByTestId("agentic-panel").waitFor({ timeout: 120_000 });
+  await expect
+    .poll(() => page.getByTestId("investigation-status").textContent(), { timeout: 300_000, interval: 500 })
+    .toBe("finished");
+  const turns = page.getByTestId("agentic-turns").locator("li");
+  expect(await turns.count()).toBeGreaterThanOrEqual(6);
+  expect(await turns.first().textContent()).toContain("run_probe");
+  // The analysis turn ran and its outcome is on the board. Under the app's CSP (no 'unsafe-eval') the worker cannot
+  // compile the code yet, so A1 is recorded as failed with the browser's reason (an open item of issue 18).
+  expect(await page.getByTestId("agentic-turns").textContent()).toMatch(/run_analysis\s*ran\s*A1/);
+  expect(await page.getByTestId("agentic-stop").textContent()).toMatch(/The judge stopped/);
+  await shot(page, "agentic-finished");
+  expect(errors).toEqual([]);
+}, 420_000);
