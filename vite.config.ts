@@ -165,6 +165,39 @@ export const CONTENT_SECURITY_POLICY = [
   "form-action 'none'",
 ].join("; ");
 
+/**
+ * The sandbox worker's policy (workers/sandbox.worker.ts runs the analysis code an agent wrote): it alone may turn
+ * strings into code, and it may connect nowhere, start no worker and load scripts only from the app. A dedicated
+ * worker takes its policy from its own script's response, never from the page's, so `vite preview` sends this one
+ * with that file (a static host that sends the app's policy as a header needs the same exception: see README).
+ */
+export const SANDBOX_CONTENT_SECURITY_POLICY = ["default-src 'none'", "script-src 'self' 'unsafe-eval'"].join("; ");
+
+/** The built sandbox worker's path (Vite names a worker `assets/<file name>-<hash>.js`). */
+const SANDBOX_WORKER = /^assets\/sandbox\.worker-[^/]*\.js$/;
+
+/**
+ * Has `vite preview` send the sandbox worker with its own policy: whichever later middleware answers the request
+ * (the precompressed delivery, or Vite's static files with the app's headers), its policy header becomes this one.
+ */
+function sandboxWorkerPolicy(): Plugin {
+  return {
+    name: "evalrx:sandbox-worker-policy",
+    configurePreviewServer(server) {
+      server.middlewares.use((req, res, next) => {
+        const path = decodeURIComponent((req.url ?? "").split("?")[0]!).replace(/^\/+/, "");
+        if (SANDBOX_WORKER.test(path)) {
+          const setHeader = res.setHeader.bind(res);
+          res.setHeader = (name, value) =>
+            setHeader(name, name.toLowerCase() === "content-security-policy" ? SANDBOX_CONTENT_SECURITY_POLICY : value);
+          res.setHeader("Content-Security-Policy", SANDBOX_CONTENT_SECURITY_POLICY);
+        }
+        next();
+      });
+    },
+  };
+}
+
 /** Writes the CSP into the built index.html (not the dev server's: Vite's client injects inline scripts). */
 function contentSecurityPolicy(): Plugin {
   return {
@@ -294,6 +327,7 @@ export default defineConfig({
     onnxRuntimeAssets(),
     bundledModels(),
     contentSecurityPolicy(),
+    sandboxWorkerPolicy(),
     precompressedDelivery(),
     serviceWorker(),
   ],
