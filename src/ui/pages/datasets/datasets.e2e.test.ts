@@ -169,10 +169,10 @@ it("lists a picked folder's bad rows with their lines before anything is stored,
   expect(await countText()).toBe(`${cli.valid} cases`);
   // The two cases whose images were found in the folder show them (q1's file, q9's data URL).
   await expect.poll(() => page.getByTestId("thumb").count()).toBe(2);
-  const widths = await page
-    .getByTestId("thumb")
-    .evaluateAll((imgs) => imgs.map((i) => (i as HTMLImageElement).naturalWidth));
-  expect(widths.every((w) => w > 0)).toBe(true);
+  // Each thumb's image is read from IndexedDB and decoded after its element is there: wait for the pixels.
+  const widths = () =>
+    page.getByTestId("thumb").evaluateAll((imgs) => imgs.map((i) => (i as HTMLImageElement).naturalWidth));
+  await expect.poll(async () => (await widths()).every((w) => w > 0), { timeout: 10_000 }).toBe(true);
 });
 
 it("never replaces a dataset of the same name: adding again keeps its cases and adds only new ids", async () => {
