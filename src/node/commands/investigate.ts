@@ -155,6 +155,21 @@ function rgba(bytes: Uint8Array | ImagePixels): ImagePixels {
   return { width: rgb.width, height: rgb.height, data };
 }
 
+/**
+ * A progress line each time `done` passes another multiple of `step`, and once at the end: counts arrive in
+ * batches (stored items are written behind the judging), so `done` need not land on a multiple itself.
+ */
+function everyStep(step: number, line: (done: number, total: number) => void) {
+  let said = 0;
+  let ended = false;
+  return (done: number, total: number) => {
+    if (done === total ? ended : Math.floor(done / step) <= said) return;
+    said = Math.floor(done / step);
+    ended = done === total;
+    line(done, total);
+  };
+}
+
 export const command: Command = {
   summary:
     "diagnose why a model fails: probe (M1), explore (M2), hypotheses (M3), sealed verdicts (M4), intervene and repair (M5)",
@@ -403,12 +418,8 @@ export const command: Command = {
           const line = stageLine(event);
           if (line) say(line);
         },
-        onLabelCase: (done, total) => {
-          if (done > 0 && (done % 40 === 0 || done === total)) say(`M1 label     ${done}/${total} cases judged`);
-        },
-        onProbeCase: (done, total) => {
-          if (done % 40 === 0 || done === total) say(`M1 probe     ${done}/${total} cases probed`);
-        },
+        onLabelCase: everyStep(40, (done, total) => say(`M1 label     ${done}/${total} cases judged`)),
+        onProbeCase: everyStep(40, (done, total) => say(`M1 probe     ${done}/${total} cases probed`)),
       });
       await faultPause("report-write", out);
       const paths = writeReportFiles(out, report);
