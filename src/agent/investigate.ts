@@ -24,22 +24,11 @@ import {
   type LessonStore,
   type LessonsForRun,
 } from "./lessons/lessons-loop.ts";
+import { testMechanism } from "./mechanism-test.ts";
 import { probe, type ProbedCase } from "./probe.ts";
 import { tagsOf, type ExperimentProtocol } from "./protocol.ts";
 import type { ScreenRule } from "./explore.ts";
-import {
-  M5_E_METHOD,
-  m5Budget,
-  TIERS,
-  attentionBiasCandidate,
-  climb,
-  evaluateCandidate,
-  plannedCandidates,
-  yesRatio,
-  isYesNoTask,
-  type DecodeImage,
-  type Tier,
-} from "./repair.ts";
+import { m5Budget, TIERS, climb, plannedCandidates, type DecodeImage, type Tier } from "./repair.ts";
 import { buildReport } from "./report.ts";
 import type { CaseTable } from "./signals.ts";
 
@@ -351,44 +340,13 @@ async function investigateLocked(
             : `no supported hypothesis names an attention mechanism this runtime can write (best: ${best.id} on ${best.signal})`,
         });
       } else {
-        const sink = attentionH.signal.startsWith("sink");
-        // Failures attend less to the image (direction −1) → raise image attention; more sink mass (+1) → lower the sink.
-        const value = -2 * attentionH.direction;
-        if (!sink) imageBiasSign = value > 0 ? 1 : -1;
-        const candidate = attentionBiasCandidate("mechanism", value, sink ? "sink" : "image");
-        const outcome = await evaluateCandidate(ctx, candidate, cases, baseline, gamma);
-        done.add(candidate.signature);
-        const causal = outcome.p <= gamma && outcome.fixed > outcome.broken;
-        confirmed = causal;
-        const yesNo = isYesNoTask(cases);
-        log.append("M5", "intervention.tested", {
-          hypothesis: attentionH.id,
-          description: `${candidate.description}; if ${attentionH.id} (${attentionH.mechanism}) is real, failures should drop`,
-          n: outcome.n,
-          baselineFailures: outcome.baselineFailures,
-          interventionFailures: outcome.candidateFailures,
-          fixed: outcome.fixed,
-          broken: outcome.broken,
-          delta: outcome.delta,
-          p: outcome.p,
-          e: outcome.e,
-          eMethod: `${M5_E_METHOD}; here the mechanism test's γ = α/2 = ${gamma.toPrecision(3)} (${planned} candidates share the other half)`,
-          test: outcome.test,
-          unit: outcome.unit,
-          ...(outcome.clusters !== undefined ? { clusters: outcome.clusters } : {}),
-          gamma,
-          ...(yesNo
-            ? {
-                yesRatio: yesRatio(outcome.run.outputs),
-                baselineYesRatio: yesRatio(cases.map((c) => baselineOutputs.get(c.id) ?? "")),
-              }
-            : {}),
+        const tested = await testMechanism(ctx, attentionH, { cases, baseline, baselineOutputs }, gamma, log, {
+          eMethod: `γ = α/2 = ${gamma.toPrecision(3)} (${planned} candidates share the other half)`,
           cases: casesNote,
-          causal,
-          note: causal
-            ? "the intervention moved the failure rate as the mechanism predicts (causal evidence, not yet a validated fix)"
-            : "the intervention did not move the failure rate significantly: the association is not shown to be causal",
         });
+        done.add(tested.signature);
+        confirmed = tested.causal;
+        imageBiasSign = tested.imageBiasSign;
       }
       const ladderAlpha = budget.ladder(confirmed);
       await climb(ctx, cases, baseline, log, {
