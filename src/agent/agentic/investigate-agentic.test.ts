@@ -60,6 +60,11 @@ describe("investigate --agentic with the rule policy (real model, real store)", 
     // An attention hypothesis SUPPORTED → the policy tested its mechanism by writing attention (M5).
     if (report.hypotheses.some((h) => h.verdict === "SUPPORTED" && /^(attention\.image|sink\.mass)/.test(h.signal)))
       expect(path).toContain("run_surgery");
+    // run_surgery runs M5's one mechanism test (testMechanism), the fixed loop's, at γ = α/2.
+    if (path.includes("run_surgery"))
+      expect(events.find((e) => e.type === "intervention.tested")?.payload.eMethod).toMatch(
+        /mechanism test's γ = α\/2 = 0\.025/,
+      );
     expect(path).toContain("run_fix");
     expect(report.repairs).toBeDefined();
     expect(report.probe?.cases).toBe(slice.length);

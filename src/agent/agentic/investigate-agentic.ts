@@ -10,18 +10,9 @@ import type { Report } from "../../report/schema.ts";
 import { EventLog, type RunEvent } from "../events.ts";
 import { logEvidence } from "../evidence.ts";
 import { probedTable, SIGNAL_TAGS, type InvestigateOptions } from "../investigate.ts";
+import { testMechanism } from "../mechanism-test.ts";
 import { probe, type ProbedCase } from "../probe.ts";
-import {
-  M5_E_METHOD,
-  TIERS,
-  attentionBiasCandidate,
-  climb,
-  evaluateCandidate,
-  isYesNoTask,
-  m5Budget,
-  plannedCandidates,
-  yesRatio,
-} from "../repair.ts";
+import { TIERS, climb, m5Budget, plannedCandidates } from "../repair.ts";
 import { buildReport } from "../report.ts";
 import type { SandboxRunner } from "../sandbox/protocol.ts";
 import { runAgentic, type AgenticJudge, type AgenticPipeline, type AgenticResult } from "./host.ts";
@@ -170,47 +161,18 @@ async function run(
             run: async (state, h, m5Log) => {
               const { cases, baseline, outputs } = m5Cases(state.sealed!.open("M5").ids);
               const gamma = m5Budget(alpha, planned(), canWrite).mechanism;
-              const sink = h.signal.startsWith("sink");
-              const value = -2 * h.direction;
-              if (!sink) imageBiasSign = value > 0 ? 1 : -1;
-              const candidate = attentionBiasCandidate("mechanism", value, sink ? "sink" : "image");
-              const outcome = await evaluateCandidate(ctx, candidate, cases, baseline, gamma);
-              done.add(candidate.signature);
-              const causal = outcome.p <= gamma && outcome.fixed > outcome.broken;
-              confirmed = causal;
-              m5Log.append("M5", "intervention.tested", {
-                hypothesis: h.id,
-                description: `${candidate.description}; if ${h.id} (${h.mechanism}) is real, failures should drop`,
-                n: outcome.n,
-                baselineFailures: outcome.baselineFailures,
-                interventionFailures: outcome.candidateFailures,
-                fixed: outcome.fixed,
-                broken: outcome.broken,
-                delta: outcome.delta,
-                p: outcome.p,
-                e: outcome.e,
-                eMethod: `${M5_E_METHOD}; here the mechanism test's γ = α/2 = ${gamma.toPrecision(3)}`,
-                test: outcome.test,
-                unit: outcome.unit,
-                ...(outcome.clusters !== undefined ? { clusters: outcome.clusters } : {}),
-                gamma,
-                ...(isYesNoTask(cases)
-                  ? {
-                      yesRatio: yesRatio(outcome.run.outputs),
-                      baselineYesRatio: yesRatio(cases.map((c) => outputs.get(c.id) ?? "")),
-                    }
-                  : {}),
+              const tested = await testMechanism(ctx, h, { cases, baseline, baselineOutputs: outputs }, gamma, m5Log, {
+                eMethod: `γ = α/2 = ${gamma.toPrecision(3)}`,
                 cases: casesNote(cases.length),
-                causal,
-                note: causal
-                  ? "the intervention moved the failure rate as the mechanism predicts (causal evidence, not yet a validated fix)"
-                  : "the intervention did not move the failure rate significantly: the association is not shown to be causal",
               });
+              done.add(tested.signature);
+              confirmed = tested.causal;
+              imageBiasSign = tested.imageBiasSign ?? imageBiasSign;
               return {
-                result: `${causal ? "causal" : "not shown causal"}: failures ${outcome.baselineFailures} → ${outcome.candidateFailures} (${outcome.fixed} fixed, ${outcome.broken} broken, p = ${outcome.p.toPrecision(2)} at γ = ${gamma.toPrecision(2)})`,
-                modelCalls: outcome.n,
-                causal,
-                p: outcome.p,
+                result: `${tested.causal ? "causal" : "not shown causal"}: failures ${tested.baselineFailures} → ${tested.interventionFailures} (${tested.fixed} fixed, ${tested.broken} broken, p = ${tested.p.toPrecision(2)} at γ = ${gamma.toPrecision(2)})`,
+                modelCalls: tested.n,
+                causal: tested.causal,
+                p: tested.p,
               };
             },
           },
