@@ -91,7 +91,9 @@ export type Reduction =
   | "tokenEntropy"
   | "tokenLogprob"
   | "logitLens"
-  | "fullAttention";
+  | "fullAttention"
+  /** The last hidden state (the language-model head's input) at the query positions: [queries, hidden]. */
+  | "finalHidden";
 
 export interface CaptureOptions {
   /** Reductions to compute next to the tensors; only these come back. */

@@ -531,6 +531,12 @@ export class OrtModel implements Model {
     if (missing.length) {
       throw new CapabilityError(missing, [...this.capabilities], `${this.spec.key} (${this.unreadable()})`);
     }
+    if (reductions.includes("finalHidden") && !this.hiddenNames.length)
+      throw new CapabilityError(
+        ["hidden_states"],
+        [...this.capabilities],
+        `${this.spec.key} (${this.p.decoderPath} has no hidden_states outputs)`,
+      );
     if (reductions.includes("logitLens") && !this.capabilities.has("hidden_states"))
       throw new CapabilityError(
         ["hidden_states"],
@@ -560,6 +566,7 @@ export class OrtModel implements Model {
       ...(this.hasLogits ? ["logits"] : []),
       ...(wantsAttention ? this.attentionNames : []),
       ...(reductions.includes("logitLens") ? this.hiddenNames : []),
+      ...(reductions.includes("finalHidden") && !reductions.includes("logitLens") ? this.hiddenNames.slice(-1) : []),
     ];
     const out = await session.run(
       {
@@ -620,6 +627,13 @@ export class OrtModel implements Model {
       const lens = await this.p.lmHead!.run({ hidden_states: f32(stacked, [1, states, D]) });
       const lensLogits = Object.values(lens)[0]!;
       result.logitLens = R.logitLens(asFloat32(lensLogits), lensLogits.dims[2]!, LOGIT_LENS_K);
+    }
+    if (reductions.includes("finalHidden")) {
+      const D = this.spec.hiddenSize;
+      const last = asFloat32(out[this.hiddenNames[this.hiddenNames.length - 1]!]!);
+      const data = new Float32Array(queries.length * D);
+      queries.forEach((q, i) => data.set(last.subarray(q * D, (q + 1) * D), i * D));
+      result.finalHidden = { data, shape: [queries.length, D], axes: ["query", "hidden"] };
     }
     let logitsOut: Trace["logits"];
     if (capture.logitsAt?.length) {
