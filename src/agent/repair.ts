@@ -41,6 +41,14 @@ export interface Candidate {
   readonly name: string;
   readonly description: string;
   readonly generate: (base: Model, input: ModelInput, options: GenerateOptions) => Promise<string>;
+  /** What the candidate must not break (L4's no-free-lunch check): it validates only when this holds too. */
+  readonly noFreeLunch?: (
+    cases: readonly FailureCase[],
+    baseline: readonly boolean[],
+    candidate: readonly boolean[],
+  ) => { readonly holds: boolean };
+  /** What training made the candidate (L4), logged beside its test once it ran. */
+  readonly training?: () => object | undefined;
 }
 
 /** The base model wrapped so that `generate` runs the candidate (what `runEval` calls). */
@@ -505,6 +513,8 @@ export interface RepairOptions {
   readonly casesNote?: string;
   /** For the L4 recipe: the diagnosis-only pool (exploration failures, never a sealed case) and what M5 confirmed. */
   readonly recipe?: Omit<RecipeDiagnosis, "hypothesis" | "retestN" | "yesNo">;
+  /** The L4 executor's candidate (a fine-tune that runs here): planned at L4, counted in the budget. */
+  readonly l4?: Candidate;
 }
 
 /**
@@ -531,7 +541,7 @@ export function m5Budget(
 export function plannedCandidates(
   model: Model,
   cases: readonly FailureCase[],
-  options: Pick<RepairOptions, "maxTier" | "decodeImage" | "imageBiasSign">,
+  options: Pick<RepairOptions, "maxTier" | "decodeImage" | "imageBiasSign" | "l4">,
 ): { planned: Candidate[]; skipped: { name: string; reason: string }[] } {
   const ceiling = TIERS.indexOf(options.maxTier);
   const { candidates, skipped } = ladder(model, {
@@ -539,7 +549,9 @@ export function plannedCandidates(
     imageBiasSign: options.imageBiasSign,
     hasImages: cases.some((c) => c.input.image !== undefined),
   });
-  return { planned: candidates.filter((c) => TIERS.indexOf(c.tier as Tier) <= ceiling), skipped };
+  const planned = candidates.filter((c) => TIERS.indexOf(c.tier as Tier) <= ceiling);
+  if (options.l4 && ceiling >= TIERS.indexOf("L4")) planned.push(options.l4);
+  return { planned, skipped };
 }
 
 /**
@@ -587,7 +599,7 @@ export async function climb(
   let fixedBy: string | null = null;
   let tried = 0;
   for (const tier of TIERS.slice(0, ceiling + 1)) {
-    if (tier === "L4") break;
+    if (tier === "L4" && !options.l4) break;
     for (const candidate of planned.filter((c) => c.tier === tier)) {
       const outcome = await evaluateCandidate(ctx, candidate, cases, baseline, gamma);
       tried++;
@@ -612,7 +624,10 @@ export async function climb(
           bySplit: bySplit(cases, controlRun.passed, run.passed),
         };
       }
-      const validated = vsBaseline.p <= gamma && vsBaseline.fixed > vsBaseline.broken && beatsControl;
+      const guard = candidate.noFreeLunch?.(cases, base, run.passed);
+      const training = candidate.training?.();
+      const validated =
+        vsBaseline.p <= gamma && vsBaseline.fixed > vsBaseline.broken && beatsControl && (guard?.holds ?? true);
       const reused = options.done?.has(candidate.signature);
       log.append("M5", "repair.tested", {
         tier,
@@ -632,6 +647,8 @@ export async function climb(
           baseOutputs ? { baseline: baseOutputs, candidate: run.outputs } : undefined,
         ),
         ...(control ? { control } : {}),
+        ...(guard ? { noFreeLunch: guard } : {}),
+        ...(training ? { training } : {}),
         ...(options.casesNote ? { cases: options.casesNote } : {}),
       });
       if (validated && !fixedBy) fixedBy = `${tier} ${candidate.name}`;
@@ -642,7 +659,9 @@ export async function climb(
   const recommendation = fixedBy
     ? `${fixedBy} repairs significantly more M5 cases than it breaks${controlled ? " and beats the yes-bias control" : ""}; re-test it on fresh cases before shipping`
     : options.maxTier === "L4"
-      ? "no candidate up to L3b validated; the L4 fine-tune recipe below was written, not executed"
+      ? options.l4
+        ? "no candidate up to L4 validated (the L4 head adapter was trained here and re-tested); the fine-tune recipe below, for the adapters this executor does not train, was written, not executed"
+        : "no candidate up to L3b validated; the L4 fine-tune recipe below was written, not executed"
       : `no candidate up to ${options.maxTier} validated; raise the ceiling to ${next} (--max-tier ${next}) to go further — the loop does not escalate itself`;
   const recipe =
     options.maxTier === "L4" && !fixedBy
