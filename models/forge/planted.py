@@ -327,6 +327,15 @@ mean over heads and layers.
 {table}
 
 Every demo case's greedy answer, with and without each intervention, is in `eval-reference.json`.
+
+## The study set (`study/`)
+
+The held-out set is also written as a dataset, `study/pope.jsonl` with its scenes in `study/images/`
+({STUDY_SCENES} scenes × 6 questions, the demo set's format and columns; `eval-reference.json`'s `study.dim_scenes` lists the
+{n['heldout_dim_scenes']} dim ones): the cases of EvalRx's mechanism study (`npm run bench:validity -- --only mechanism`).
+The demo set's 100 scenes leave about 9 dim scenes on a seed's sealed split, too few clusters for the loop's
+cluster-level tests at their share of α; these leave about 30. `planted.py --study-set` rewrites it without a model
+(no training). The app does not ship it: only the model's .json, .onnx and .md files are served.
 """
     with open(os.path.join(folder, "README.md"), "w") as f:
         f.write(text)
@@ -353,15 +362,57 @@ def demo_scenes():
     return cases, imgs
 
 
+STUDY_DIR = os.path.join(ROOT, "models", KEY, "study")
+STUDY_SCENES, STUDY_SEED = 300, 12  # the held-out set the card measures (forge.py's build_pope, prefix "eval-")
+
+
+def held_out_set(n_scenes=STUDY_SCENES):
+    """The card's held-out POPE set: n_scenes fresh scenes (seed 12), 6 questions each, never trained on."""
+    freq, co, _ = fg.object_stats()
+    return fg.build_pope(n_scenes, STUDY_SEED, freq, co, "eval-")
+
+
+def study_record(imgs):
+    """What eval-reference.json says about the study set: where it is and which of its scenes are dim."""
+    levels = [background_level(p) for p in imgs]
+    return {
+        "dataset": "models/planted-vlm/study/pope.jsonl",
+        "scenes": len(imgs),
+        "dim_scenes": [f"eval-scene-{k + 1:04d}" for k, level in enumerate(levels) if level < DIM_BELOW],
+    }
+
+
+def write_study_set(imgs, cases):
+    """Writes the held-out set as a dataset folder (pope.jsonl + images/), the mechanism study's cases.
+
+    The demo set's 100 scenes leave about 9 dim scenes on a seed's sealed split, too few clusters for M5's
+    cluster-level tests at its α shares; the 300 held-out scenes leave about 30. Not shipped with the app
+    (vite ships only .json/.onnx/.md/.txt from models/): the bench and the tests read it from the repository.
+    """
+    os.makedirs(os.path.join(STUDY_DIR, "images"), exist_ok=True)
+    for k, px in enumerate(imgs):
+        Image.fromarray(px).save(os.path.join(STUDY_DIR, "images", f"eval-scene-{k + 1:04d}.png"), optimize=True)
+    fg.write_jsonl(os.path.join(STUDY_DIR, "pope.jsonl"), cases)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--study-set", action="store_true", help="only (re)write models/planted-vlm/study/ (the held-out set as a dataset; no model needed)")
     ap.add_argument("--checkpoint", default=None, help="save each stage's weights here (<file>.stage1.pt, <file>.pt; not shipped)")
     ap.add_argument("--stage1", default=None, help="skip stage 1: load its saved weights (from --checkpoint) and run stage 2")
     ap.add_argument("--measure", default=None, help="skip training: load these final weights, then export and measure")
     args = ap.parse_args()
     torch.set_num_threads(1)
     t0 = time.time()
+    if args.study_set:
+        imgs, cases, _ = held_out_set()
+        write_study_set(imgs, cases)
+        ref_path = os.path.join(ROOT, "models", KEY, "eval-reference.json")
+        ref = json.load(open(ref_path))
+        ex.write_json(ref_path, {**ref, "study": study_record(imgs)})
+        fg.log("planted-vlm study set written", STUDY_DIR, ex.size_report(STUDY_DIR), f"in {time.time() - t0:.0f}s")
+        return
     steps = sum(30 if args.quick else st["steps"] for st in STAGES)
     fg.seed_all(STAGES[0]["seed"])  # the initial weights
     model = fg.TinyVLM()
@@ -393,9 +444,9 @@ def main():
     levels = [background_level(p) for p in imgs]
     dims = [levels[fg.image_index(c)] < DIM_BELOW for c in cases]
     demo, demo_answers = measure(model, imgs, cases, dims)
-    freq, co, _ = fg.object_stats()
-    n_eval = 60 if args.quick else 300
-    e_imgs, e_cases, _ = fg.build_pope(n_eval, 12, freq, co, "eval-")
+    e_imgs, e_cases, _ = held_out_set(60 if args.quick else STUDY_SCENES)
+    if not args.quick:
+        write_study_set(e_imgs, e_cases)
     e_levels = [background_level(p) for p in e_imgs]
     heldout, _ = measure(model, e_imgs, e_cases, [e_levels[fg.image_index(c)] < DIM_BELOW for c in e_cases])
     numbers = {
@@ -404,6 +455,7 @@ def main():
         "bias": BIAS,
         "demo_dim_scenes": sum(level < DIM_BELOW for level in levels),
         "heldout_n": len(e_cases),
+        "heldout_dim_scenes": sum(background_level(p) < DIM_BELOW for p in e_imgs),
         "demo": demo,
         "heldout": heldout,
     }
@@ -418,6 +470,7 @@ def main():
             "answers": {c["id"]: a for c, a in zip(cases, demo_answers["none"])},
             "answers_image_bias": {c["id"]: a for c, a in zip(cases, demo_answers["image"])},
             "answers_sink_bias": {c["id"]: a for c, a in zip(cases, demo_answers["sink"])},
+            **({} if args.quick else {"study": study_record(e_imgs)}),
             "card": numbers,
         },
     )

@@ -5,10 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FailureCase } from "../core/index.ts";
 import { importDataset } from "../datasets/index.ts";
 import { yesNo } from "../evals/index.ts";
+import { toRgb } from "../models/image.ts";
 import { loadModel, REPO_ROOT } from "../models/load.node.ts";
 import type { OrtModel } from "../models/ort-model.ts";
 import { FileStore } from "../store/files.node.ts";
-import { memoised } from "./bench/mechanism.node.ts";
+import { memoised, STUDY_SET } from "./bench/mechanism.node.ts";
 import { investigate } from "./investigate.ts";
 
 /**
@@ -25,6 +26,7 @@ const have = existsSync(join(folder, "onnx/decoder_model_merged.onnx"));
 const reference = have
   ? (JSON.parse(readFileSync(join(folder, "eval-reference.json"), "utf8")) as {
       dim_scenes: string[];
+      study: { dataset: string; scenes: number; dim_scenes: string[] };
       answers: Record<string, string>;
       answers_image_bias: Record<string, string>;
     })
@@ -101,6 +103,34 @@ describe.skipIf(!have)("planted-vlm: the mechanism the forge planted", () => {
     expect(report.intervention).toMatchObject({ unit: "cluster" });
     expect(report.intervention!.interventionFailures).toBeLessThan(report.intervention!.baselineFailures);
   }, 170_000);
+});
+
+describe.skipIf(!have)("the mechanism study's cases (models/planted-vlm/study)", () => {
+  it("are the card's held-out POPE set: 300 whole scenes, 1800 questions, and its dim scenes are the ones listed", async () => {
+    const { cases, problems } = await importDataset(new Uint8Array(readFileSync(STUDY_SET)), { name: "pope.jsonl" });
+    expect(problems).toEqual([]);
+    expect(STUDY_SET.endsWith(reference!.study.dataset)).toBe(true);
+    const scenes = new Map<string, FailureCase[]>();
+    for (const c of cases) scenes.set(String(c.cluster), [...(scenes.get(String(c.cluster)) ?? []), c]);
+    expect([cases.length, scenes.size]).toEqual([1800, reference!.study.scenes]);
+    // The background level from the pixels, as the forge defines it (the mean of the grey pixels), says which are dim.
+    const dim: string[] = [];
+    for (const [scene, questions] of scenes) {
+      expect(questions.length, scene).toBe(6);
+      const { rgb } = toRgb(new Uint8Array(readFileSync(join(STUDY_SET, "..", questions[0]!.input.image!))));
+      let sum = 0,
+        grey = 0;
+      for (let i = 0; i < rgb.length; i += 3)
+        if (rgb[i] === rgb[i + 1] && rgb[i + 1] === rgb[i + 2]) {
+          sum += rgb[i]!;
+          grey++;
+        }
+      if (sum / grey < 200) dim.push(scene);
+    }
+    expect(dim.sort()).toEqual([...reference!.study.dim_scenes].sort());
+    // The card's held-out row counts 558 questions on dim scenes: 93 scenes (about 30 on a seed's sealed split).
+    expect(dim.length).toBe(93);
+  });
 });
 
 describe("tiny-vlm: no planted mechanism, none confirmed", () => {

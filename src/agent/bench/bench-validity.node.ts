@@ -1,5 +1,6 @@
 /**
- * `npm run bench:validity [seeds=200] [--only name,name] [--match 'text|text'] [--seed-offset k] [--mechanism-seeds 50]`:
+ * `npm run bench:validity [seeds=200] [--only name,name] [--match 'text|text'] [--seed-offset k] [--mechanism-seeds 50]
+ * [--mechanism-data file.jsonl]`:
  * the verdicts' error rates and power, measured against the project's own code on seeded synthetic data with known
  * truth, each share with its Monte Carlo standard error (±). `--match` keeps only the settings whose label contains
  * one of the |-separated texts; `--seed-offset` shifts every seed (fresh seeds, to pool with an earlier run and
@@ -12,7 +13,8 @@
  *   gate       the gate's power as `power` predicts it against real `gate` calls (within 5 points)
  *   intervals  coverage of every interval at 5–20 clusters and n = 30–60, the A/A false-fail rate
  *   m5         a repair that helps some images and hurts others (mean 0): naive McNemar vs M5's clustered test
- *   mechanism  `investigate` on planted-vlm (confirm the attention hypothesis, validate L3b) and tiny-vlm (confirm none)
+ *   mechanism  `investigate` on planted-vlm (confirm the attention hypothesis, validate L3b) and tiny-vlm (confirm none),
+ *              on planted-vlm's study set (models/planted-vlm/study: 1800 POPE questions, 300 scenes) or --mechanism-data
  */
 import { gate, Gate } from "../../evals/gate.ts";
 import { power, simulatedRuns, type PowerInput } from "../../evals/calibrate.ts";
@@ -31,6 +33,7 @@ const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 200);
 if (!Number.isInteger(count) || count < 1) throw new Error(`bench:validity: seeds ${count} must be a whole number ≥ 1`);
 const only = flag("--only")?.split(",");
 const mechanismSeeds = Number(flag("--mechanism-seeds") ?? 50);
+const mechanismData = flag("--mechanism-data");
 const wanted = (section: string) => !only || only.includes(section);
 const match = flag("--match")?.split("|");
 const matches = (label: string) => !match || match.some((m) => label.includes(m));
@@ -229,7 +232,7 @@ if (wanted("m5")) {
 if (wanted("mechanism")) {
   const rows: string[][] = [];
   for (const key of ["planted-vlm", "tiny-vlm"]) {
-    const t = await mechanismStudy(key, seeds(1, mechanismSeeds));
+    const t = await mechanismStudy(key, seeds(1, mechanismSeeds), mechanismData ? { data: mechanismData } : {});
     rows.push([
       key,
       String(t.runs),
@@ -244,7 +247,7 @@ if (wanted("mechanism")) {
     console.error(`  done: mechanism ${key}`);
   }
   print(
-    "The planted mechanism (investigate on the demo POPE set; targets: planted-vlm confirmed and L3b validated ≥ 0.9, tiny-vlm confirmed ≤ 0.05)",
+    `The planted mechanism (investigate on ${mechanismData ?? "planted-vlm's study set, 1800 POPE questions on 300 scenes"}; targets: planted-vlm confirmed and L3b validated ≥ 0.9, tiny-vlm confirmed ≤ 0.05)`,
     [
       "model",
       "runs",

@@ -94,7 +94,15 @@ export interface MechanismTally {
 const ATTENTION = /^(attention\.image(Share|Ratio)|sink\.mass)/;
 
 /**
- * Runs `investigate` on `modelKey` over the demo POPE set once per seed and tallies what it concluded.
+ * The study's cases: planted-vlm's held-out POPE set (1800 questions on 300 scenes, written by
+ * `models/forge/planted.py --study-set`; the card's held-out row). The demo set's 100 scenes leave about 9 dim
+ * scenes on a seed's sealed split: too few clusters for M5's cluster-level tests at their α shares.
+ */
+export const STUDY_SET = join(REPO_ROOT, "models/planted-vlm/study/pope.jsonl");
+
+/**
+ * Runs `investigate` on `modelKey` over the study POPE set (or `options.data`) once per seed and tallies what it
+ * concluded.
  * Example: `await mechanismStudy("planted-vlm", [1, 2, 3])` → `{ runs: 3, confirmed: 3, l3bValidated: 3, … }`.
  */
 export async function mechanismStudy(
@@ -102,7 +110,7 @@ export async function mechanismStudy(
   seeds: readonly number[],
   options: { readonly data?: string; readonly sample?: number } = {},
 ): Promise<MechanismTally> {
-  const dataPath = resolve(options.data ?? join(REPO_ROOT, "public/demo/pope.jsonl"));
+  const dataPath = resolve(options.data ?? STUDY_SET);
   const imported = await importDataset(new Uint8Array(readFileSync(dataPath)), { name: "pope.jsonl" });
   const cases = options.sample ? imported.cases.slice(0, options.sample) : imported.cases;
   const imageDir = dirname(dataPath);
