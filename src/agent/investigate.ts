@@ -28,7 +28,8 @@ import { testMechanism } from "./mechanism-test.ts";
 import { probe, type ProbedCase } from "./probe.ts";
 import { tagsOf, type ExperimentProtocol } from "./protocol.ts";
 import type { ScreenRule } from "./explore.ts";
-import { m5Budget, TIERS, climb, plannedCandidates, type DecodeImage, type Tier } from "./repair.ts";
+import type { L4Pool } from "./l4/executor.ts";
+import { m5Budget, TIERS, climb, plannedCandidates, type Candidate, type DecodeImage, type Tier } from "./repair.ts";
 import { buildReport } from "./report.ts";
 import type { CaseTable } from "./signals.ts";
 
@@ -80,6 +81,11 @@ export interface InvestigateOptions {
    * synthesized within `budget` model calls and stored with the cases as a new dataset version, which M1 probes.
    */
   readonly searchProbes?: { readonly budget: number };
+  /**
+   * An L4 executor (`--max-tier L4` on a model small enough to train here): given the diagnosis-only pool (the
+   * exploration split) and the ids it must never train on, the candidate M5 tries at L4; none keeps the recipe only.
+   */
+  readonly l4?: (pool: L4Pool) => Candidate | undefined;
 }
 
 function scalar(v: unknown): boolean {
@@ -318,9 +324,18 @@ async function investigateLocked(
       const mechanism = attentionH !== undefined && o.model.capabilities.has("attention_write");
       // One α budget over M5: the mechanism test (when there is one) first, at α/2; the ladder shares the rest,
       // and gets the mechanism test's half too when it confirms (m5Budget).
+      const explored = new Set(loop.explore.ids);
+      const l4 =
+        maxTier === "L4" && o.l4
+          ? o.l4({
+              cases: loop.explore.ids.map((id) => byId.get(id)!.case),
+              sealed: new Set(probed.map((p) => p.case.id).filter((id) => !explored.has(id))),
+            })
+          : undefined;
       const planned = plannedCandidates(o.model, cases, {
         maxTier,
         ...(o.decodeImage ? { decodeImage: o.decodeImage } : {}),
+        ...(l4 ? { l4 } : {}),
       }).planned.length;
       const budget = m5Budget(alpha, planned, mechanism);
       const gamma = budget.mechanism;
@@ -359,6 +374,7 @@ async function investigateLocked(
           : {}),
         ...(o.decodeImage ? { decodeImage: o.decodeImage } : {}),
         ...(imageBiasSign ? { imageBiasSign } : {}),
+        ...(l4 ? { l4 } : {}),
         hypothesis: best ? { id: best.id, signal: best.signal, mechanism: best.mechanism } : null,
         done,
         baselineOutputs,
