@@ -349,6 +349,8 @@ const Agentic = v.object({
 
 /** The probe search that grew the dataset before M1: failure rate per edit family against the seeds' (added in 1.x). */
 const ProbeSearch = v.object({
+  /** What was edited: demo scenes ("scene"), text cases ("text") or photos with object boxes ("photo"). */
+  kind: v.optional(name),
   budget: v.optional(v.number()),
   seed: v.optional(v.number()),
   /** The grown dataset was already stored (a resumed run): the search did not run again. */
@@ -367,7 +369,7 @@ const ProbeSearch = v.object({
   kept: v.optional(v.number()),
   examples: v.optional(
     v.pipe(
-      v.array(v.object({ id: name, prompt: text, expected: name, image: name, parent: name, edit: text })),
+      v.array(v.object({ id: name, prompt: text, expected: name, image: v.optional(name), parent: name, edit: text })),
       v.maxLength(50),
     ),
   ),
