@@ -245,6 +245,13 @@ export function lessonsSection(report: Report): SectionView | undefined {
   return { id: "lessons", title: "Lessons from earlier runs", blocks, sections: [] };
 }
 
+/** What each kind of probe search made, in words. */
+const KIND_WORDS: Readonly<Record<string, string>> = {
+  scene: "scene edits and rewordings",
+  text: "rewordings, distractors and operand edits",
+  photo: "crops, occlusions and pastes",
+};
+
 /**
  * The probe search that grew the dataset before M1, or undefined when none ran.
  * @example probeSearchSection(report)?.blocks[0] // "The search kept 41 failing variants …"
@@ -263,7 +270,7 @@ export function probeSearchSection(report: Report): SectionView | undefined {
       kind: "paragraph",
       spans: [
         span(
-          `Before M1, ${count(p.calls ?? 0)} model calls on variants of ${count(p.seedCalls ?? 0)} seed questions failed `,
+          `Before M1, ${count(p.calls ?? 0)} model calls on ${KIND_WORDS[p.kind ?? "scene"] ?? "variants"} of ${count(p.seedCalls ?? 0)} seed cases failed `,
         ),
         span(`${percent(p.rate ?? null)}`, { strong: true }),
         span(` of the time against the seeds' own ${percent(p.seedRate ?? null)}`),

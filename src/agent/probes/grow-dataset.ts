@@ -1,6 +1,8 @@
 /**
  * Probe search before M1: the seed cases' scene questions are edited and
- * reworded (`searchSceneProbes`), the variants the model fails are kept, and
+ * reworded (`searchSceneProbes`), or the text cases reworded, given
+ * distractors and their operands edited (`searchTextProbes`, tiny-lm's
+ * reversal task), the variants the model fails are kept, and
  * the seeds plus the kept cases are stored as a new version of the dataset,
  * which M1 then probes. Every kept case's expected answer follows from its
  * edit (never from the model), its provenance says where it came from, and it
@@ -12,6 +14,7 @@ import { caseHash, datasetVersion, select } from "../../datasets/index.ts";
 import { toRgb } from "../../models/image.ts";
 import type { Store } from "../../store/index.ts";
 import type { EventLog } from "../events.ts";
+import { reversalOperand, searchTextProbes, type SynthesizedTextCase } from "./text-probes.ts";
 import { searchSceneProbes, type SceneQuestion, type SynthesizedCase } from "./vlm-probes.ts";
 
 const QUESTION = /^(<image>\s*)?is there a (\w+) (\w+) \?$/;
@@ -60,13 +63,15 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
   if (!Number.isInteger(o.budget) || o.budget < 10)
     throw new RangeError(`probe budget ${o.budget} must be a whole number of model calls, at least 10 (e.g. 400)`);
   const id = `${o.dataset.id}+probes-s${o.seed}-b${o.budget}`;
-  const askable = o.dataset.cases.filter(
-    (c) => c.input.image !== undefined && QUESTION.test(c.input.prompt.trim()) && c.status === "active",
-  );
-  if (askable.length === 0) {
+  const active = o.dataset.cases.filter((c) => c.status === "active");
+  const scenes = active.filter((c) => c.input.image !== undefined && QUESTION.test(c.input.prompt.trim()));
+  const texts = active.filter((c) => c.input.image === undefined && reversalOperand(c.input.prompt) !== undefined);
+  const kind = scenes.length > 0 ? "scene" : texts.length > 0 ? "text" : undefined;
+  const askable = kind === "scene" ? scenes : texts;
+  if (!kind) {
     log.append("setup", "problem", {
       what: "probe search",
-      why: 'no case asks a demo-scene question ("is there a <colour> <shape> ?" with an image), so there is nothing to edit; M1 probes the dataset as it is',
+      why: 'no case asks a demo-scene question ("is there a <colour> <shape> ?" with an image) or is a reversal case ("reverse <digits> =", tiny-lm\'s task), so there is nothing to edit with an expected answer known by construction; M1 probes the dataset as it is',
     });
     return { id: o.dataset.id, version: datasetVersion(o.dataset.cases), cases: o.dataset.cases, added: 0 };
   }
@@ -83,24 +88,32 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
     return { id, version: stored.version, cases, added: cases.length - o.dataset.cases.length };
   }
   const seedCases = select(askable, { sample: seedCount(o.budget) });
-  const seeds: SceneQuestion[] = [];
-  for (const c of seedCases)
-    seeds.push({ id: c.id, prompt: c.input.prompt.trim(), image: toRgb(await o.images(c.input.image!, c)) });
-  const result = await searchSceneProbes({
-    seeds,
-    model: o.model,
-    budget: o.budget,
-    seed: o.seed,
-    ...(o.signal ? { signal: o.signal } : {}),
-  });
   const parents = new Map(seedCases.map((c) => [c.id, c]));
   const kept: FailureCase[] = [];
   const perFamily = new Map<string, number>();
-  for (const [k, s] of result.search.found.entries()) {
-    const parent = parents.get(s.provenance.parent)!;
-    const ref = await o.store.putImage(png(s.image), "image/png");
-    perFamily.set(s.provenance.family, (perFamily.get(s.provenance.family) ?? 0) + 1);
-    kept.push(synthesizedCase(s, parent, ref, k));
+  const common = { model: o.model, budget: o.budget, seed: o.seed, ...(o.signal ? { signal: o.signal } : {}) };
+  let result: { seedCalls: number; seedFailures: number; rate: number; lift: number; search: SearchSummary };
+  if (kind === "scene") {
+    const seeds: SceneQuestion[] = [];
+    for (const c of seedCases)
+      seeds.push({ id: c.id, prompt: c.input.prompt.trim(), image: toRgb(await o.images(c.input.image!, c)) });
+    const found = await searchSceneProbes({ seeds, ...common });
+    result = found;
+    for (const [k, s] of found.search.found.entries()) {
+      const ref = await o.store.putImage(png(s.image), "image/png");
+      perFamily.set(s.provenance.family, (perFamily.get(s.provenance.family) ?? 0) + 1);
+      kept.push(synthesizedCase(s, parents.get(s.provenance.parent)!, ref, k));
+    }
+  } else {
+    const found = await searchTextProbes({
+      seeds: seedCases.map((c) => ({ id: c.id, prompt: c.input.prompt })),
+      ...common,
+    });
+    result = found;
+    for (const [k, s] of found.search.found.entries()) {
+      perFamily.set(s.provenance.family, (perFamily.get(s.provenance.family) ?? 0) + 1);
+      kept.push(synthesizedTextCase(s, parents.get(s.provenance.parent)!, k));
+    }
   }
   const cases = [...o.dataset.cases, ...kept];
   const version = datasetVersion(cases);
@@ -120,6 +133,7 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
   );
   const seedRate = result.seedCalls > 0 ? result.seedFailures / result.seedCalls : 0;
   log.append("setup", "probes.searched", {
+    kind,
     budget: o.budget,
     seed: o.seed,
     seeds: seedCases.map((c) => c.id),
@@ -143,14 +157,72 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
       id: c.id,
       prompt: c.input.prompt,
       expected: String(c.expected),
-      image: c.input.image!,
+      ...(c.input.image !== undefined ? { image: c.input.image } : {}),
       parent: (c.meta.provenance as { parent: string }).parent,
       edit: (c.meta.provenance as { edit: string }).edit,
     })),
     dataset: { id, version, cases: cases.length, parent: o.dataset.id },
-    note: "every kept case's expected answer follows from its edit (removing the asked object makes it 'no'), re-read from the edited pixels, never from the model under test; each keeps its parent's cluster, so the holdout seals a variant with its parent",
+    note:
+      kind === "scene"
+        ? "every kept case's expected answer follows from its edit (removing the asked object makes it 'no'), re-read from the edited pixels, never from the model under test; each keeps its parent's cluster, so the holdout seals a variant with its parent"
+        : "every kept case's expected answer follows from its edit: a rewording or a distractor the task's grammar ignores keeps the seed's answer, an operand edit's answer is the edited digits reversed — never the model under test's; each keeps its parent's cluster, so the holdout seals a variant with its parent",
   });
   return { id, version, cases, added: kept.length };
+}
+
+/** What the grown dataset needs of either search's result. */
+interface SearchSummary {
+  readonly calls: number;
+  readonly failures: number;
+  readonly stopped: string;
+  readonly families: readonly { readonly family: string; readonly calls: number; readonly failures: number }[];
+}
+
+/**
+ * tiny-lm's per-case columns (`models/forge/lmtask.py` `case_meta`) for an operand, so a synthesized case is
+ * measured as its parent was.
+ */
+export function reversalMeta(digits: readonly number[]): Record<string, number | boolean> {
+  let run = 1;
+  let longest = 1;
+  for (let i = 1; i < digits.length; i++) {
+    run = digits[i] === digits[i - 1] ? run + 1 : 1;
+    longest = Math.max(longest, run);
+  }
+  return {
+    length: digits.length,
+    distinct_digits: new Set(digits).size,
+    longest_run: longest,
+    digit_sum: digits.reduce((s, d) => s + d, 0),
+    starts_with_zero: digits[0] === 0,
+    is_palindrome: digits.every((d, i) => d === digits[digits.length - 1 - i]),
+  };
+}
+
+/** A kept text variant as a dataset case: the parent's columns recomputed for its operand, provenance in `meta.provenance`. */
+function synthesizedTextCase(s: SynthesizedTextCase, parent: FailureCase, k: number): FailureCase {
+  const measured = reversalMeta(s.provenance.operand);
+  const columns = Object.fromEntries(Object.entries(measured).filter(([key]) => key in parent.meta));
+  return {
+    id: `${parent.id}~${s.provenance.family}-${k + 1}`,
+    input: { prompt: s.prompt },
+    expected: s.expected,
+    tags: [...parent.tags.filter((t) => t !== "synthesized"), "synthesized", `probe:${s.provenance.family}`],
+    ...(parent.split !== undefined ? { split: parent.split } : {}),
+    cluster: parent.cluster ?? `id:${parent.id}`,
+    status: "active",
+    meta: {
+      ...columns,
+      provenance: {
+        synthesized: true,
+        parent: parent.id,
+        family: s.provenance.family,
+        arm: s.provenance.arm,
+        edit: `${s.provenance.edit.kind} ${s.provenance.edit.arm}: ${s.provenance.edit.detail}`,
+        operand: [...s.provenance.operand],
+      },
+    },
+  };
 }
 
 /** A kept variant as a dataset case: provenance (synthesized, parent, edit) in `meta.provenance`, the parent's cluster and split. */

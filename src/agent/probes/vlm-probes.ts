@@ -12,7 +12,8 @@ import {
   type Scene,
   type Shape,
 } from "./scene.ts";
-import { probeSearch, type ProbeFamily, type ProbeSearchResult, type Rng } from "./probe-search.ts";
+import type { ProbeFamily, Rng } from "./probe-search.ts";
+import { searchFromSeeds, type SeedSearchResult, type SeedSearchSettings } from "./search-from-seeds.ts";
 
 /** A seed: a yes/no existence question about a demo scene ("is there a red circle ?"). */
 export interface SceneQuestion {
@@ -59,32 +60,14 @@ export const PARAPHRASES = [
   "is there a {o} , yes or no ?",
 ];
 
-/** Seeds drawn per candidate before an edit counts as inapplicable (no model call is spent on a miss). */
-const SEED_ATTEMPTS = 40;
-
 const QUESTION = /^(<image>\s*)?is there a (\w+) (\w+) \?$/;
 
-export interface VlmProbeOptions {
+export interface VlmProbeOptions extends SeedSearchSettings {
   readonly seeds: readonly SceneQuestion[];
   readonly model: Model;
-  /** Model calls in all, the seeds' own answers included. */
-  readonly budget: number;
-  readonly seed: number;
-  readonly families?: readonly ProbeFamily[];
-  readonly exploration?: number;
-  readonly onCall?: (calls: number, failures: number) => void;
-  readonly signal?: AbortSignal;
 }
 
-export interface VlmProbeResult {
-  /** The seeds' own failure rate (one call each). */
-  readonly seedCalls: number;
-  readonly seedFailures: number;
-  readonly search: ProbeSearchResult<SynthesizedCase>;
-  /** The search's failure rate over its calls, and its ratio to the seeds' rate. */
-  readonly rate: number;
-  readonly lift: number;
-}
+export type VlmProbeResult = SeedSearchResult<SynthesizedCase>;
 
 /**
  * Which variants of these scene questions does the model get wrong? Asks the
@@ -115,91 +98,37 @@ export async function searchSceneProbes(options: VlmProbeOptions): Promise<VlmPr
     const answer = await options.model.generate({ prompt, image: toPixels(image) }, { maxNewTokens: 3 });
     return { answer, failed: extractYesNo(answer).answer !== expected };
   };
-  let seedCalls = 0;
-  let seedFailures = 0;
-  for (const s of seeds) {
-    if (seedCalls >= options.budget) break;
-    const expected = holds(s.scene, s.asked) ? "yes" : "no";
-    seedCalls++;
-    if ((await ask(s.prompt, s.image, expected)).failed) seedFailures++;
-  }
   let made = 0;
-  const exploration = options.exploration ?? 0.5;
-  const answers = new WeakMap<SynthesizedCase, string>();
-  // The tree's third level: which seed to edit, by UCB1 on how often its variants failed (unvisited first).
-  const bySeed = seeds.map(() => ({ calls: 0, failures: 0 }));
-  let seedVisits = 0;
-  const parentOf = new WeakMap<SynthesizedCase, number>();
-  const seedOrder = (rng: Rng): number[] => {
-    const score = bySeed.map(({ calls, failures }) =>
-      calls === 0 ? Infinity : failures / calls + exploration * Math.sqrt(Math.log(Math.max(1, seedVisits)) / calls),
-    );
-    const jitter = bySeed.map(() => rng.unit());
-    return bySeed.map((_, i) => i).sort((a, b) => score[b]! - score[a]! || jitter[a]! - jitter[b]!);
-  };
-  const generate = (family: string, arm: string, rng: Rng): SynthesizedCase | undefined => {
-    // Not every seed admits every edit (no partner to remove, no room to move): take the best few that do.
-    let s: Seed | undefined;
-    let at = -1;
-    let variant: ReturnType<typeof makeVariant>;
-    for (const i of seedOrder(rng).slice(0, SEED_ATTEMPTS)) {
-      variant = makeVariant(seeds[i]!, family, arm, rng);
-      if (variant) {
-        s = seeds[i]!;
-        at = i;
-        break;
-      }
-    }
-    if (!variant || !s) return undefined;
-    const expected = holds(variant.scene, s.asked) ? "yes" : "no";
-    const candidate: SynthesizedCase = {
-      id: `${s.id}~${family}-${arm}-${++made}`,
-      prompt: variant.prompt,
-      image: variant.image,
-      expected,
-      answer: "",
-      provenance: {
-        synthesized: true,
-        parent: s.id,
-        family,
-        arm,
-        edit: variant.edit,
-        objects: variant.scene.objects.map(objectName),
-      },
-    };
-    parentOf.set(candidate, at);
-    return candidate;
-  };
-  const search = await probeSearch<SynthesizedCase>({
+  return searchFromSeeds<SynthesizedCase>({
+    ...options,
     families: options.families ?? SCENE_FAMILIES,
-    generate,
-    verify: async (c) => {
-      const { answer, failed } = await ask(c.prompt, c.image, c.expected);
-      answers.set(c, answer);
-      const seed = bySeed[parentOf.get(c)!]!;
-      seed.calls++;
-      seedVisits++;
-      if (failed) seed.failures++;
-      return failed;
+    seedCount: seeds.length,
+    askSeed: async (i) => {
+      const s = seeds[i]!;
+      return (await ask(s.prompt, s.image, holds(s.scene, s.asked) ? "yes" : "no")).failed;
     },
-    budget: Math.max(0, options.budget - seedCalls),
-    seed: options.seed,
-    exploration,
-    ...(options.onCall
-      ? { onCall: (calls: number, failures: number) => options.onCall!(seedCalls + calls, failures) }
-      : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
+    variant: (i, family, arm, rng) => {
+      const s = seeds[i]!;
+      const variant = makeVariant(s, family, arm, rng);
+      if (!variant) return undefined;
+      return {
+        id: `${s.id}~${family}-${arm}-${++made}`,
+        prompt: variant.prompt,
+        image: variant.image,
+        expected: holds(variant.scene, s.asked) ? "yes" : "no",
+        answer: "",
+        provenance: {
+          synthesized: true,
+          parent: s.id,
+          family,
+          arm,
+          edit: variant.edit,
+          objects: variant.scene.objects.map(objectName),
+        },
+      };
+    },
+    ask: (c) => ask(c.prompt, c.image, c.expected),
   });
-  const found = search.found.map((c) => ({ ...c, answer: answers.get(c) ?? "" }));
-  const rate = search.calls > 0 ? search.failures / search.calls : 0;
-  const seedRate = seedCalls > 0 ? seedFailures / seedCalls : 0;
-  return {
-    seedCalls,
-    seedFailures,
-    search: { ...search, found },
-    rate,
-    lift: seedRate > 0 ? rate / seedRate : Infinity,
-  };
 }
 
 function holds(scene: Scene, asked: { colour: Colour; shape: Shape }): boolean {
