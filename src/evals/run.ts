@@ -3,6 +3,7 @@ import { caseHash, datasetVersion } from "../datasets/identity.ts";
 import { sha256Hex } from "../datasets/hash.ts";
 import type { ItemRecord, RunLock, RunRecord, Store } from "../store/types.ts";
 import { runChecks } from "./evaluator.ts";
+import { plannedImages } from "./planned-images.ts";
 import { fingerprintHash, type Fingerprint } from "./fingerprint.ts";
 import { evalConfig, runView, toItemCheck, type EvalRunConfig, type RunCaseInfo, type RunView } from "./run-view.ts";
 import { summarize, type EvalSummary } from "./summary.ts";
@@ -67,9 +68,6 @@ export interface EvalRunResult {
   readonly run: RunView;
   readonly summary: EvalSummary;
 }
-
-/** How many images a run keeps read (the least recently used go first). */
-const IMAGES_KEPT = 32;
 
 /** The most judged items one store write takes (and the most judging runs ahead of the writes). */
 const MAX_WRITE_BATCH = 256;
@@ -320,17 +318,15 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
 
   const pending: number[] = [];
   for (let i = 0; i < total; i++) if (!done.has(i)) pending.push(i);
-  // The images read most recently (cases of one image usually sit together: several questions, several repeats).
-  const imageCache = new Map<string, Promise<Uint8Array | ImagePixels>>();
-  const imageOf = (row: FailureCase): Promise<Uint8Array | ImagePixels> => {
-    const ref = row.input.image!;
-    let p = imageCache.get(ref);
-    if (p) imageCache.delete(ref);
-    else p = options.images!(ref, row);
-    imageCache.set(ref, p);
-    if (imageCache.size > IMAGES_KEPT) imageCache.delete(imageCache.keys().next().value!);
-    return p;
-  };
+  // Each image read once, kept from its first pending trial to its last (several questions, several repeats).
+  const uses = new Map<string, number>();
+  for (const index of pending) {
+    const ref = cases[Math.floor(index / repeats)]!.input.image;
+    if (ref !== undefined) uses.set(ref, (uses.get(ref) ?? 0) + 1);
+  }
+  const images = plannedImages(uses);
+  const imageOf = (row: FailureCase): Promise<Uint8Array | ImagePixels> =>
+    images.take(row.input.image!, () => options.images!(row.input.image!, row));
 
   let stored = done.size;
   let failure: unknown;
