@@ -16,7 +16,7 @@ import { runView, type RunView, type TrialView } from "../src/evals/run-view.ts"
 import { summarize, type EvalSummary } from "../src/evals/summary.ts";
 import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
-import type { ExportOptions, StoredCase } from "../src/store/types.ts";
+import type { ExportOptions, ItemRecord, RunRecord, StoredCase } from "../src/store/types.ts";
 import { readRunFile } from "../src/store/run-file.ts";
 import { checkRunFile } from "../src/evals/run-file.ts";
 
@@ -55,6 +55,9 @@ export interface RunCaseDetail {
 }
 
 interface Loaded {
+  /** The run and (while it runs) its items as read: a running run's next read adds only the items stored since. */
+  readonly run: RunRecord;
+  readonly items: readonly ItemRecord[];
   readonly view: RunView;
   readonly rows: CaseRow[];
   readonly judged: number;
@@ -99,19 +102,63 @@ async function readRun(db: string, runId: string): Promise<Loaded> {
   const judged = progress?.done ?? 0;
   const cached = loaded.get(key);
   if (cached && cached.judged === judged && cached.status === head.status) return cached;
-  const [run, items] = await Promise.all([store.getRun(runId), store.items(runId)]);
+  let run: RunRecord | undefined;
+  let items: readonly ItemRecord[];
+  if (cached && cached.status === "running" && head.status === "running" && cached.run.startedAt === head.startedAt) {
+    // Still being judged: its record is as it was (only its status and summary change, at the end), and
+    // only the items stored since the last read are read.
+    run = cached.run;
+    items = withNewItems(
+      cached.items,
+      await store.itemRange(runId, firstMissing(cached.items), Number.MAX_SAFE_INTEGER),
+    );
+  } else [run, items] = await Promise.all([store.getRun(runId), store.items(runId)]);
   if (!run) throw new Error(`no run '${runId}' in this browser's store (it may have been deleted)`);
   const view = runView(run, items);
   const rows = caseRows(view);
   const full = run.status === "finished" && run.summary ? (run.summary as unknown as EvalSummary) : summarize(view);
   // The fingerprint holds a hash per case (MBs for a big run): the table never shows it, so it stays here.
   const { fingerprint: _fingerprint, ...summary } = full;
-  const entry: Loaded = { view, rows, judged, status: run.status, summary, query: "", matchedRows: rows };
+  // The items are kept only while more can come (a finished 100k-case run's would double what is held).
+  const kept = run.status === "running" ? items : [];
+  const entry: Loaded = {
+    run,
+    items: kept,
+    view,
+    rows,
+    judged,
+    status: run.status,
+    summary,
+    query: "",
+    matchedRows: rows,
+  };
   // Keep the last two runs read: a comparison flips between two.
   loaded.delete(key);
   loaded.set(key, entry);
   for (const k of [...loaded.keys()].slice(0, -2)) loaded.delete(k);
   return entry;
+}
+
+/**
+ * The lowest item index not among `items`: every item not held has an index
+ * at or above it, so a read from there finds each new one (and, a run being
+ * judged in plan order, little else).
+ */
+function firstMissing(items: readonly ItemRecord[]): number {
+  const seen = new Set<number>();
+  for (const item of items) seen.add(item.index);
+  let index = 0;
+  while (seen.has(index)) index++;
+  return index;
+}
+
+/** `items` with those of `read` it does not hold yet, in index order. */
+function withNewItems(items: readonly ItemRecord[], read: readonly ItemRecord[]): ItemRecord[] {
+  const seen = new Set<number>();
+  for (const item of items) seen.add(item.index);
+  const fresh = read.filter((item) => !seen.has(item.index));
+  const all = [...items, ...fresh];
+  return fresh.length && fresh[0]!.index < (items.at(-1)?.index ?? -1) ? all.sort((a, b) => a.index - b.index) : all;
 }
 
 /**

@@ -121,3 +121,70 @@ describe("the Compare page's store-backed jobs", () => {
     }
   });
 });
+
+describe("a running run's case table", () => {
+  it("read again as the run moves on (only the items stored since), equals a fresh read of the whole run", async () => {
+    const db = `evalrx-tables-test-${Date.now()}`;
+    const cases: FailureCase[] = Array.from({ length: 30 }, (_, i) => ({
+      id: `c${String(i).padStart(2, "0")}`,
+      input: { prompt: `question ${i}` },
+      expected: "yes",
+      tags: [],
+      status: "active",
+      meta: {},
+    }));
+    const gate = () => {
+      let open!: () => void;
+      return { opened: new Promise<void>((resolve) => (open = resolve)), open: () => open() };
+    };
+    const gates = new Map([
+      [10, gate()],
+      [20, gate()],
+    ]);
+    /** Answers after the gate at its case opens, so the run waits there with the cases before it stored. */
+    class Gated extends ScriptedModel {
+      override async generate(...args: Parameters<ScriptedModel["generate"]>): Promise<string> {
+        await gates.get(Number(args[0].prompt.split(" ")[1]))?.opened;
+        return super.generate(...args);
+      }
+    }
+    const store = await IdbStore.open(db);
+    const judged = async (n: number) => {
+      while (((await store.progress("live"))?.done ?? 0) < n) await new Promise((r) => setTimeout(r, 10));
+    };
+    const model = new Gated((p) => (Number(p.split(" ")[1]) % 3 ? "yes" : "no"));
+    const run = runEval({ store, dataset: { id: "toy", cases }, model, evaluators: [yesNo()], runId: "live" });
+    const live = startStatsWorker();
+    const table = (api: StatsWorkerApi | ReturnType<typeof wrap<StatsWorkerApi>>) =>
+      api.caseTable(db, "live", { verdict: "all" }, 0, 100);
+    const fresh = async () => {
+      const other = startStatsWorker();
+      try {
+        return await table(other.api);
+      } finally {
+        other.worker.terminate();
+      }
+    };
+    try {
+      await judged(10);
+      const first = await table(live.api);
+      expect(first.judged).toBe(10);
+      expect(first.counts.pending).toBe(20);
+      gates.get(10)!.open();
+      await judged(20);
+      const second = await table(live.api);
+      expect(second.judged).toBe(20);
+      expect(second.counts).toEqual({ pass: 13, fail: 7, flaky: 0, error: 0, pending: 10 });
+      expect(second).toEqual(await fresh());
+      gates.get(20)!.open();
+      await run;
+      const last = await table(live.api);
+      expect(last.judged).toBe(30);
+      expect(last.summary?.pass?.n).toBe(30);
+      expect(last).toEqual(await fresh());
+    } finally {
+      live.worker.terminate();
+      store.close();
+    }
+  });
+});
