@@ -7,7 +7,7 @@
  */
 import type { EventLog } from "../events.ts";
 import type { CaseTable } from "../signals.ts";
-import { SANDBOX_PROTOCOL, type AnalysisOutput, type SandboxOutcome, type SandboxRunner } from "./protocol.ts";
+import { analysisRequest, type AnalysisOutput, type SandboxOutcome, type SandboxRunner } from "./protocol.ts";
 import { analysisInput } from "./records.ts";
 
 export interface AnalysisRun {
@@ -36,10 +36,7 @@ export async function runAnalysis(
   meta: { readonly id: string; readonly author: string; readonly purpose: string; readonly signal?: AbortSignal },
 ): Promise<AnalysisRun> {
   const { input, json, fingerprint } = analysisInput(explore);
-  const outcome = await runner.run(
-    { protocol: SANDBOX_PROTOCOL, kind: "run", code, input: json },
-    meta.signal ? { signal: meta.signal } : {},
-  );
+  const outcome = await runner.run(analysisRequest(code, json), meta.signal ? { signal: meta.signal } : {});
   const known = new Set(input.signals);
   const setAside =
     outcome.ok === true

@@ -12,14 +12,7 @@
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { lockdown, runInRealm } from "./lockdown.ts";
-import {
-  SANDBOX_BOUNDS,
-  readReply,
-  validateRequest,
-  type SandboxOutcome,
-  type SandboxRequest,
-  type SandboxRunner,
-} from "./protocol.ts";
+import { SANDBOX_BOUNDS, overTime, readReply, runLocked, type SandboxOutcome, type SandboxRunner } from "./protocol.ts";
 
 export interface ChildSandboxOptions {
   /** Wall time the analysis may run (default 2000 ms); the child is killed 1 s after it. */
@@ -91,41 +84,18 @@ export function childSandbox(options: ChildSandboxOptions = {}): SandboxRunner {
   ];
   return {
     describe: `node child (${permission ?? "no permission model in this Node"}, ${memoryMb} MB heap, ${timeMs} ms, empty env; analysis in a vm context with built-ins only)`,
-    run(request: SandboxRequest, runOptions: { readonly signal?: AbortSignal } = {}): Promise<SandboxOutcome> {
-      let checked: SandboxRequest;
-      try {
-        checked = validateRequest(request);
-      } catch (error) {
-        return Promise.resolve({ ok: false, reason: "refused", error: (error as Error).message, ms: 0 });
-      }
-      const t0 = performance.now();
-      const ms = () => Math.round(performance.now() - t0);
-      const child = spawn(process.execPath, [...flags, "-e", runnerSource(timeMs)], {
-        cwd: tmpdir(),
-        env: {},
-        stdio: ["pipe", "pipe", "pipe"],
-      });
-      return new Promise<SandboxOutcome>((resolve) => {
+    run(request, runOptions = {}): Promise<SandboxOutcome> {
+      return runLocked(request, runOptions.signal, "the child was killed", (checked, settle) => {
+        const t0 = performance.now();
+        const ms = () => Math.round(performance.now() - t0);
+        const child = spawn(process.execPath, [...flags, "-e", runnerSource(timeMs)], {
+          cwd: tmpdir(),
+          env: {},
+          stdio: ["pipe", "pipe", "pipe"],
+        });
         let stdout = "";
         let stderr = "";
-        let settled: SandboxOutcome | undefined;
-        const settle = (outcome: SandboxOutcome) => {
-          if (settled) return;
-          settled = outcome;
-          clearTimeout(killer);
-          runOptions.signal?.removeEventListener("abort", onAbort);
-          child.kill("SIGKILL");
-          resolve(outcome);
-        };
-        const onAbort = () => settle({ ok: false, reason: "time", error: "cancelled: the child was killed", ms: ms() });
-        runOptions.signal?.addEventListener("abort", onAbort);
-        const budget = () =>
-          settle({
-            ok: false,
-            reason: "time",
-            error: `stopped: the analysis ran past its time budget of ${timeMs} ms (the child was killed)`,
-            ms: ms(),
-          });
+        const budget = () => settle(overTime(timeMs, "the child was killed", ms()));
         const killer = setTimeout(budget, timeMs + 1000);
         child.stdout.setEncoding("utf8");
         child.stdout.on("data", (chunk: string) => {
@@ -170,6 +140,13 @@ export function childSandbox(options: ChildSandboxOptions = {}): SandboxRunner {
         });
         child.stdin.on("error", () => {});
         child.stdin.end(JSON.stringify(checked));
+        return {
+          stop: () => {
+            clearTimeout(killer);
+            child.kill("SIGKILL");
+          },
+          ms,
+        };
       });
     },
   };

@@ -16,6 +16,13 @@ export interface EscapeAttempt {
   readonly says?: RegExp;
 }
 
+/** The records both runtimes' tests run over: one failing case with one signal, as JSON text. */
+export const ONE_RECORD_INPUT = JSON.stringify({
+  split: "explore",
+  signals: ["x"],
+  records: [{ id: "a", failed: true, signals: { x: 1 } }],
+});
+
 /** Each attempt reports success as a note, so any result that comes back is an escape. */
 export const ESCAPE_ATTEMPTS: readonly EscapeAttempt[] = [
   {

@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { EventLog } from "../events.ts";
 import { runAnalysis } from "./analysis.ts";
-import { checkCode, readReply, validateOutput, validateRequest, type SandboxRunner } from "./protocol.ts";
+import {
+  analysisRequest,
+  checkCode,
+  overTime,
+  readReply,
+  runLocked,
+  validateOutput,
+  validateRequest,
+  type SandboxRunner,
+} from "./protocol.ts";
 import { analysisInput } from "./records.ts";
 import { runInRealm } from "./lockdown.ts";
 
@@ -109,5 +118,41 @@ describe("runAnalysis", () => {
       runtime: "in-process test runner",
       ok: true,
     });
+  });
+});
+
+describe("runLocked (what both runtimes share)", () => {
+  it("refuses a wrong request before the runtime starts", async () => {
+    let starts = 0;
+    const outcome = await runLocked({ protocol: 1, kind: "run", code: 1, input: "{}" }, undefined, "stopped", () => {
+      starts++;
+      return { stop: () => {}, ms: () => 0 };
+    });
+    expect(outcome).toMatchObject({ ok: false, reason: "refused" });
+    expect(starts).toBe(0);
+  });
+
+  it("takes the first outcome, stops the runtime once, and a cancel settles as stopped", async () => {
+    let stops = 0;
+    const first = await runLocked(
+      analysisRequest("return {}", "{}"),
+      undefined,
+      "the child was killed",
+      (_r, settle) => {
+        settle(overTime(10, "the child was killed", 11));
+        settle({ ok: false, reason: "crashed", error: "later", ms: 12 });
+        return { stop: () => stops++, ms: () => 11 };
+      },
+    );
+    expect(first).toMatchObject({ ok: false, reason: "time", error: /time budget of 10 ms \(the child was killed\)/ });
+    expect(stops).toBe(1);
+    const cancel = new AbortController();
+    const pending = runLocked(analysisRequest("return {}", "{}"), cancel.signal, "the worker was terminated", () => ({
+      stop: () => stops++,
+      ms: () => 5,
+    }));
+    cancel.abort();
+    expect(await pending).toEqual({ ok: false, reason: "time", error: "cancelled: the worker was terminated", ms: 5 });
+    expect(stops).toBe(2);
   });
 });

@@ -181,6 +181,73 @@ export function validateRequest(x: unknown): SandboxRequest {
   return { protocol: SANDBOX_PROTOCOL, kind: "run", code, input: x.input };
 }
 
+/**
+ * The request that runs `code` over `input` (the records as JSON text, `analysisInput(...).json`).
+ * @example analysisRequest("return {}", "{}") // { protocol: 1, kind: "run", code: "return {}", input: "{}" }
+ */
+export function analysisRequest(code: string, input: string): SandboxRequest {
+  return { protocol: SANDBOX_PROTOCOL, kind: "run", code, input };
+}
+
+/** A runtime started on one checked request: how to stop it, and how long the analysis has run so far. */
+export interface StartedSandbox {
+  stop(): void;
+  ms(): number;
+}
+
+/**
+ * What every runtime shares around one analysis: the request is checked before anything starts (a wrong one is
+ * refused and nothing runs), `start` launches the runtime and hands over `settle`, the first outcome settled is
+ * the one returned, the runtime is stopped right after it, and a cancel through `signal` settles as stopped.
+ * `stopped` says how the runtime is stopped ("the worker was terminated"), for the messages.
+ *
+ * @example await runLocked(request, undefined, "the worker was terminated", (checked, settle) => ({ stop: () => worker.terminate(), ms: () => 0 }))
+ */
+export function runLocked(
+  request: unknown,
+  signal: AbortSignal | undefined,
+  stopped: string,
+  start: (checked: SandboxRequest, settle: (outcome: SandboxOutcome) => void) => StartedSandbox,
+): Promise<SandboxOutcome> {
+  let checked: SandboxRequest;
+  try {
+    checked = validateRequest(request);
+  } catch (error) {
+    return Promise.resolve({ ok: false, reason: "refused", error: (error as Error).message, ms: 0 });
+  }
+  return new Promise<SandboxOutcome>((resolve) => {
+    let done = false;
+    // Held in an object: settle may run while start is still running, before there is a handle.
+    const runtime: { started?: StartedSandbox } = {};
+    const settle = (outcome: SandboxOutcome) => {
+      if (done) return;
+      done = true;
+      signal?.removeEventListener("abort", onAbort);
+      runtime.started?.stop();
+      resolve(outcome);
+    };
+    const onAbort = () =>
+      settle({ ok: false, reason: "time", error: `cancelled: ${stopped}`, ms: runtime.started?.ms() ?? 0 });
+    signal?.addEventListener("abort", onAbort);
+    runtime.started = start(checked, settle);
+    // A runtime that settled while starting is stopped now that there is a handle to stop it by.
+    if (done) runtime.started.stop();
+  });
+}
+
+/**
+ * The outcome of an analysis stopped by its time budget.
+ * @example overTime(2000, "the child was killed", 2003).error // "stopped: the analysis ran past its time budget of 2000 ms (the child was killed)"
+ */
+export function overTime(timeMs: number, stopped: string, ms: number): SandboxOutcome {
+  return {
+    ok: false,
+    reason: "time",
+    error: `stopped: the analysis ran past its time budget of ${timeMs} ms (${stopped})`,
+    ms,
+  };
+}
+
 function table(x: unknown, path: string): AnalysisTable {
   if (!isRecord(x)) fail(path, "an object {title, columns, rows}", x);
   only(x, path, ["title", "columns", "rows"]);

@@ -1,14 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ESCAPE_ATTEMPTS } from "./escape-attempts.ts";
-import { SANDBOX_PROTOCOL, type SandboxRequest } from "./protocol.ts";
+import { ESCAPE_ATTEMPTS, ONE_RECORD_INPUT } from "./escape-attempts.ts";
+import { analysisRequest, type SandboxRequest } from "./protocol.ts";
 import { workerSandbox } from "./worker-sandbox.browser.ts";
 
-const input = JSON.stringify({
-  split: "explore",
-  signals: ["x"],
-  records: [{ id: "a", failed: true, signals: { x: 1 } }],
-});
-const request = (code: string): SandboxRequest => ({ protocol: SANDBOX_PROTOCOL, kind: "run", code, input });
+const request = (code: string): SandboxRequest => analysisRequest(code, ONE_RECORD_INPUT);
 const TIME_MS = 1500;
 const sandbox = workerSandbox({ timeMs: TIME_MS });
 

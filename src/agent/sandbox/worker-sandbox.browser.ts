@@ -4,13 +4,7 @@
  * or when the worker dies (an out-of-memory worker is stopped by the browser
  * and reported as such). The reply is checked here (`readReply`), never trusted.
  */
-import {
-  readReply,
-  validateRequest,
-  type SandboxOutcome,
-  type SandboxRequest,
-  type SandboxRunner,
-} from "./protocol.ts";
+import { overTime, readReply, runLocked, type SandboxOutcome, type SandboxRunner } from "./protocol.ts";
 
 export interface WorkerSandboxOptions {
   /** Wall time the analysis may run, from its request to its reply (default 2000 ms). */
@@ -36,33 +30,15 @@ export function workerSandbox(options: WorkerSandboxOptions = {}): SandboxRunner
   const make = options.makeWorker ?? sandboxWorker;
   return {
     describe: `page worker (network, storage, nested workers and code-from-strings removed; frozen intrinsics; ${timeMs} ms, then terminated; the browser's worker heap limit)`,
-    run(request: SandboxRequest, runOptions: { readonly signal?: AbortSignal } = {}): Promise<SandboxOutcome> {
-      let checked: SandboxRequest;
-      try {
-        checked = validateRequest(request);
-      } catch (error) {
-        return Promise.resolve({ ok: false, reason: "refused", error: (error as Error).message, ms: 0 });
-      }
-      const worker = make();
-      return new Promise<SandboxOutcome>((resolve) => {
+    run(request, runOptions = {}): Promise<SandboxOutcome> {
+      return runLocked(request, runOptions.signal, "the worker was terminated", (checked, settle) => {
+        const worker = make();
         let t0 = performance.now();
         let started = false;
-        let done = false;
-        const finish = (outcome: SandboxOutcome) => {
-          if (done) return;
-          done = true;
-          clearTimeout(timer);
-          worker.terminate();
-          runOptions.signal?.removeEventListener("abort", onAbort);
-          resolve(outcome);
-        };
         const ms = () => Math.round(performance.now() - t0);
-        const onAbort = () =>
-          finish({ ok: false, reason: "time", error: "cancelled: the worker was terminated", ms: ms() });
-        runOptions.signal?.addEventListener("abort", onAbort);
         let timer = setTimeout(
           () =>
-            finish({
+            settle({
               ok: false,
               reason: "crashed",
               error: `the sandbox worker did not start within ${startMs} ms`,
@@ -75,20 +51,11 @@ export function workerSandbox(options: WorkerSandboxOptions = {}): SandboxRunner
             started = true;
             clearTimeout(timer);
             t0 = performance.now();
-            timer = setTimeout(
-              () =>
-                finish({
-                  ok: false,
-                  reason: "time",
-                  error: `stopped: the analysis ran past its time budget of ${timeMs} ms (the worker was terminated)`,
-                  ms: ms(),
-                }),
-              timeMs,
-            );
+            timer = setTimeout(() => settle(overTime(timeMs, "the worker was terminated", ms())), timeMs);
             worker.postMessage(checked);
             return;
           }
-          finish(
+          settle(
             started
               ? readReply(event.data, ms())
               : {
@@ -100,12 +67,12 @@ export function workerSandbox(options: WorkerSandboxOptions = {}): SandboxRunner
           );
         };
         worker.onmessageerror = () =>
-          finish({ ok: false, reason: "refused", error: "sandbox message: the reply could not be read", ms: ms() });
+          settle({ ok: false, reason: "refused", error: "sandbox message: the reply could not be read", ms: ms() });
         worker.onerror = (event: ErrorEvent) => {
           event.preventDefault();
           const message = event.message || "the worker stopped";
           const memory = /memory|allocation|heap/i.test(message);
-          finish({
+          settle({
             ok: false,
             reason: memory ? "memory" : "crashed",
             error: memory
@@ -113,6 +80,13 @@ export function workerSandbox(options: WorkerSandboxOptions = {}): SandboxRunner
               : `the sandbox worker stopped: ${message}`,
             ms: ms(),
           });
+        };
+        return {
+          stop: () => {
+            clearTimeout(timer);
+            worker.terminate();
+          },
+          ms,
         };
       });
     },
