@@ -33,6 +33,7 @@ import type { Command } from "../cli.ts";
 import { confinedReader, modelImage, portablePath, readRegularFile } from "../confined.ts";
 import { numberOption, parseCommandArgs } from "../eval-runs.ts";
 import { faultPause, faultPoint } from "../faults.ts";
+import { cliL4Executor } from "./l4-executor.ts";
 import { loadNamedModel } from "./model.ts";
 import { codeVersion } from "./version.ts";
 
@@ -44,7 +45,8 @@ const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/
 
   With no arguments it runs the bundled tiny VLM on the 600-question demo POPE set (about half a minute).
   --sample    a stable sample of N cases (the N with the smallest sha256(id)) for a quicker run; default all
-  --max-tier  ceiling of the repair ladder: L1, L2, L3a, L3b (default), L4 (writes a fine-tune recipe), none
+  --max-tier  ceiling of the repair ladder: L1, L2, L3a, L3b (default), L4 (trains a LoRA head adapter on a model
+              small enough to train here, merged into <out>/l4/<model>+lora-…, and writes a fine-tune recipe), none
   --out       where report.json, events.jsonl, report.html and the run's store go (default .evalrx/investigate)
   --resume    continue the interrupted run in --out: stored labels, probes and repair runs are not judged again;
               refused when --model, --data, --sample, --seed, --holdout, --max-tier or -q differ from the run's
@@ -281,6 +283,7 @@ export const command: Command = {
     const modelPath = values.model ?? "tiny-vlm";
     let model: Model | undefined;
     let lineage: Awaited<ReturnType<typeof loadNamedModel>> | undefined;
+    let l4: ReturnType<typeof cliL4Executor> | undefined;
     try {
       const eventsPath = join(out, "events.jsonl");
       let previous: RunEvent[] | undefined;
@@ -358,6 +361,12 @@ export const command: Command = {
       const lessonFile = lessonsPath === "none" ? undefined : new LessonFile(resolve(lessonsPath));
       const maxTurns = numberOption("max-turns", values["max-turns"], "20");
       const run = values.agentic ? investigateAgentic : investigate;
+      const images = async (ref: string) => modelImage(await readImage(ref));
+      l4 =
+        maxTier === "L4"
+          ? cliL4Executor(model, lineage.record?.weights ?? model.spec.source, out, { images, say })
+          : undefined;
+      if (l4 && "reason" in l4) say(`L4           ${l4.reason}`);
       const { report } = await run({
         ...(values.agentic
           ? {
@@ -372,9 +381,10 @@ export const command: Command = {
         model,
         dataset: { id: basename(dataPath).replace(/\.\w+$/, ""), cases, source: basename(dataPath), fingerprint },
         evaluators: labelEvaluators(cases),
-        images: async (ref) => modelImage(await readImage(ref)),
+        images,
         decodeImage: rgba,
         protocol: { question },
+        ...(l4 && "executor" in l4 ? { l4: l4.executor } : {}),
         runId,
         holdout,
         seed,
@@ -428,6 +438,12 @@ export const command: Command = {
         writeFileAtomic(join(out, "finetune-recipe.json"), JSON.stringify(report.repairs.recipe, null, 2) + "\n");
         say(`L4 recipe    ${join(out, "finetune-recipe.json")} (written, not executed)`);
       }
+      if (l4 && "written" in l4)
+        for (const folder of l4.written())
+          say(`L4 model     ${folder} (the merged head adapter: an ordinary model folder)`);
+      for (const c of report.repairs?.candidates ?? [])
+        if (c.tier === "L4" && c.validated && c.signature)
+          say(`L4 promote   evalrx model promote --report ${out} --repair ${c.signature}`);
       faultPoint("report-written");
       // Only now, with the report on disk, is the run marked finished.
       if (finished) {
@@ -439,6 +455,7 @@ export const command: Command = {
       if (values.json) console.log(JSON.stringify(report, null, 2));
       return 0;
     } finally {
+      if (l4 && "dispose" in l4) await l4.dispose();
       await model?.dispose();
       await folderLock.release();
     }

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { parseEventLines } from "../../agent/events.ts";
 import {
   lineageChain,
   loadPromoted,
@@ -43,7 +44,8 @@ const usage = `evalrx model inspect <PATH|HUB_ID> [--json] [--dtype DTYPE] [--wa
             yes-bias control) a model of its own, recorded with its parent, the repair, that evidence and the
             dataset version; refused, with the reason, for a repair M5 did not validate. A prompt, scaffold or
             intervention repair keeps the parent's weights and is applied around them by every backend; an L4
-            repair names the folder of its merged model (--weights). Then: evalrx investigate --model ID
+            repair runs the folder of its merged model (--weights; default: the folder the investigation's L4
+            executor wrote, as its events.jsonl says). Then: evalrx investigate --model ID
   --report  the investigation's --out folder (or its report.json)
   --repair  the candidate's signature as the report lists it (e.g. rewrite:context, attention-bias:image:2)
   --name    the promoted model's id (default <parent>+<signature>)
@@ -83,6 +85,20 @@ function stepLine(s: LineageStep): string {
   return `${s.parent} → ${s.id}  ${s.tier} ${s.repair}: failures ${pp(s.delta)} (fixed ${s.fixed}, broke ${s.broken} of ${s.n}; p = ${s.p.toPrecision(3)}, e = ${s.e.toPrecision(3)}; run ${s.runId}, data ${s.dataset})`;
 }
 
+/**
+ * Where an L4 repair's merged model was written, as the investigation's event log says (its `training.weights`
+ * beside the repair's test); undefined for other repairs or when the log does not say.
+ */
+export function trainedWeights(reportFile: string, signature: string): string | undefined {
+  const events = join(dirname(reportFile), "events.jsonl");
+  if (!existsSync(events)) return undefined;
+  const tested = parseEventLines(readFileSync(events, "utf8")).find(
+    (e) => e.type === "repair.tested" && e.payload["signature"] === signature && e.payload["tier"] === "L4",
+  );
+  const training = tested?.payload["training"] as { weights?: unknown } | undefined;
+  return typeof training?.weights === "string" ? training.weights : undefined;
+}
+
 async function promoteCommand(values: Record<string, string | boolean | undefined>): Promise<number> {
   const report = typeof values.report === "string" ? values.report : undefined;
   const repair = typeof values.repair === "string" ? values.repair : undefined;
@@ -104,7 +120,7 @@ async function promoteCommand(values: Record<string, string | boolean | undefine
   const { records } = await file.read();
   const key = parsed.provenance.model?.["key"];
   const parent = records.find((r) => r.id === key);
-  const weights = typeof values.weights === "string" ? resolve(values.weights) : undefined;
+  const weights = typeof values.weights === "string" ? resolve(values.weights) : trainedWeights(path, repair);
   if (weights && !existsSync(join(weights, "config.json")))
     throw new Error(`--weights ${values.weights as string}: not a model folder (no config.json)`);
   let parentWeights: string | undefined;
