@@ -40,7 +40,7 @@ export async function invertedL4Report(dir: string) {
   const poolScenes = new Set(scenes.slice(8, 18));
   const cases = all.filter((c) => m5Scenes.has(String(c.cluster)));
   const pool = all.filter((c) => poolScenes.has(String(c.cluster)));
-  const model = await loadModel(TINY, { memo: true });
+  const model = await loadModel("tiny-vlm", { memo: true });
   const runId = "investigate-inverted-l4";
   const log = new EventLog({ runId });
   log.append("setup", "run.started", {

@@ -1,12 +1,14 @@
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { loadModel, REPO_ROOT } from "../../models/load.node.ts";
 import type { RunEvent } from "../events.ts";
 import { loadPromoted } from "../lineage/wrapper.ts";
 import { promote } from "../lineage/promote.ts";
 import { buildReport } from "../report.ts";
+import { main } from "../../node/cli.ts";
+import { loadNamedModel } from "../../node/commands/model.ts";
 import { invertedL4Report } from "./l4-report.node.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "evalrx-l4-rung-"));
@@ -68,6 +70,42 @@ describe("L4 as M5's last rung (tiny-vlm, a task inverting the demo's answers)",
         line.expected === "yes" ? /^no/ : /^yes/,
       );
       expect(model.spec.key).toBe(record.id);
+    } finally {
+      await model.dispose();
+    }
+  });
+
+  it("'evalrx model promote' finds the merged folder in the run's events, and the promoted model loads by its id", async () => {
+    const lineage = join(dir, "lineage.jsonl");
+    const out: string[] = [];
+    const log = vi.spyOn(console, "log").mockImplementation((...a: unknown[]) => void out.push(a.join(" ")));
+    let status: number;
+    try {
+      status = await main([
+        "model",
+        "promote",
+        "--report",
+        dir,
+        "--repair",
+        "lora:lm_head:r4:a8:steps200:seed1",
+        "--name",
+        "tiny-vlm-inverted",
+        "--lineage",
+        lineage,
+      ]);
+    } finally {
+      log.mockRestore();
+    }
+    expect(status).toBe(0);
+    expect(out.join("\n")).toMatch(/promoted tiny-vlm-inverted/);
+    expect(out.join("\n")).toMatch(/tiny-vlm → tiny-vlm-inverted {2}L4 LoRA head adapter \(rank 4\)/);
+    const { model, record, lineage: chain } = await loadNamedModel("tiny-vlm-inverted", { lineage });
+    try {
+      expect(record!.weights).toBe(join(dir, "l4", "tiny-vlm+lora-lm_head-r4-a8-steps200-seed1"));
+      expect(chain!.map((step) => [step.parent, step.id, step.tier])).toEqual([
+        ["tiny-vlm", "tiny-vlm-inverted", "L4"],
+      ]);
+      expect(model.spec.key).toBe("tiny-vlm-inverted");
     } finally {
       await model.dispose();
     }
