@@ -12,7 +12,7 @@ import { loadNamedModel } from "../../node/commands/model.ts";
 import { invertedL4Report } from "./l4-report.node.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "evalrx-l4-rung-"));
-let events: RunEvent[];
+let events: readonly RunEvent[];
 beforeAll(async () => {
   events = await invertedL4Report(dir);
 }, 120_000);
