@@ -70,7 +70,9 @@ for (const seed of seeds) {
       },
     });
     const row = report.repairs?.candidates.find((c) => c.tier === "L4");
-    const training = made[0]?.training();
+    const trained = made[0]?.training();
+    const training = trained && "weights" in trained ? trained : undefined;
+    if (made[0]?.failure()) console.log(`seed ${seed}: ${made[0].failure()}`);
     if (!row) {
       console.log(`seed ${seed}: L4 not reached (fixed by ${report.repairs?.fixedBy ?? "—"})`);
       continue;

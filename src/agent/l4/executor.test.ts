@@ -9,6 +9,7 @@ import { nodeSessions } from "../../models/ort-session.node.ts";
 import { headPool, SealedCaseRefused } from "./head-features.ts";
 import { mergeHeadFiles } from "./head-merge.ts";
 import { readFolder, writeFolder } from "./executor.node.ts";
+import { headAdapterCandidate } from "./executor.ts";
 import { adaptedLogits, trainHeadLora } from "./lora-head.ts";
 import { noFreeLunch } from "./no-free-lunch.ts";
 
@@ -116,5 +117,29 @@ describe("the L4 head adapter on tiny-vlm (onnxruntime-node)", () => {
     const broke = noFreeLunch(cases, [true, true, true, false], [false, true, true, true]);
     expect(broke.holds).toBe(false);
     expect(broke.note).toMatch(/present objects: 100\.0% → 50\.0% \(n = 2, drops 50\.0%, over the 2\.0% margin\)/);
+  });
+
+  it("a training failure is named: every answer fails with the reason, and the logged record says it", async () => {
+    const model = await loadModel(FOLDER);
+    try {
+      const l4 = headAdapterCandidate({
+        cases: await demoCases(2),
+        sealed: new Set(),
+        images,
+        sessions: nodeSessions,
+        files: async () => new Map([["config.json", new Uint8Array(2)]]),
+        materialize: async () => {
+          throw new Error("not reached");
+        },
+      });
+      expect(l4.signature).toBe("lora:lm_head:r4:a8:steps300:seed1");
+      await expect(l4.generate(model, { prompt: "<image> is there a red circle ?" }, {})).rejects.toThrow(
+        /L4 training failed: L4: the model folder has no 'onnx\/lm_head.onnx'/,
+      );
+      expect(l4.training()).toEqual({ failed: expect.stringMatching(/^L4 training failed/) });
+      expect(l4.failure()).toMatch(/has no 'onnx\/lm_head.onnx'/);
+    } finally {
+      await model.dispose();
+    }
   });
 });

@@ -72,9 +72,11 @@ export const HEAD_ADAPTER_LIMITS =
   "a LoRA on the language-model head only: it changes how the final hidden state is read out (yes/no calibration, answer bias), not what the decoder extracted from the image; failures whose hidden state no longer carries the image (attention that left the image before the head) are beyond it — those need adapters on the attention projections (the recipe's grounding LoRA)";
 
 /** The L4 candidate plus what its owner needs after M5: the training record and the merged model to release. */
-export interface HeadAdapterCandidate extends Candidate {
-  /** The training record once training ran (undefined before, or when M5's stored run was read back). */
-  training(): L4Training | undefined;
+export interface HeadAdapterCandidate extends Omit<Candidate, "training"> {
+  /** What M5 logs beside the test: the training record, or `{ failed }` with the reason. */
+  readonly training: () => L4Training | { readonly failed: string } | undefined;
+  /** Why training or the merge failed (every answer of the candidate then fails with this message), if it did. */
+  failure(): string | undefined;
   /** Releases the merged model's sessions. */
   dispose(): Promise<void>;
 }
@@ -94,6 +96,7 @@ export function headAdapterCandidate(o: HeadAdapterOptions): HeadAdapterCandidat
   let ready: Promise<Model> | undefined;
   let record: L4Training | undefined;
   let merged: Model | undefined;
+  let failed: string | undefined;
   const build = async (base: Model): Promise<Model> => {
     const started = Date.now();
     const files = await o.files();
@@ -146,11 +149,16 @@ export function headAdapterCandidate(o: HeadAdapterOptions): HeadAdapterCandidat
     name: `LoRA head adapter (rank ${t.rank})`,
     description: `fine-tunes a rank-${t.rank} LoRA on the language-model head on the ${o.cases.length} cases of the diagnosis-only pool (never a sealed case), merges it into the ONNX weights as a new model folder, and answers with that model; ${HEAD_ADAPTER_LIMITS}`,
     generate: async (base, input, options) => {
-      ready ??= build(base);
+      ready ??= build(base).catch((error: unknown) => {
+        failed = `L4 training failed: ${error instanceof Error ? error.message : String(error)}`;
+        throw new Error(failed, { cause: error });
+      });
       return (await ready).generate(input, options);
     },
     noFreeLunch: (cases, baseline, candidate): NoFreeLunch => noFreeLunch(cases, baseline, candidate, margin),
-    training: () => record,
+    // Logged beside the test: what training made, or why it failed (so a failure is not read as a bad repair).
+    training: () => record ?? (failed ? { failed } : undefined),
+    failure: () => failed,
     dispose: async () => {
       await merged?.dispose();
     },

@@ -441,6 +441,7 @@ export const command: Command = {
       if (l4 && "written" in l4)
         for (const folder of l4.written())
           say(`L4 model     ${folder} (the merged head adapter: an ordinary model folder)`);
+      if (l4 && "failures" in l4) for (const why of l4.failures()) say(`L4           ${why}`);
       for (const c of report.repairs?.candidates ?? [])
         if (c.tier === "L4" && c.validated && c.signature)
           say(`L4 promote   evalrx model promote --report ${out} --repair ${c.signature}`);

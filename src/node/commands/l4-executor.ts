@@ -32,6 +32,8 @@ export function cliL4Executor(
       readonly executor: (pool: L4Pool) => HeadAdapterCandidate;
       /** The merged model folders written so far. */
       readonly written: () => string[];
+      /** Why training failed, per executor that failed. */
+      readonly failures: () => string[];
       readonly dispose: () => Promise<void>;
     }
   | { readonly reason: string } {
@@ -65,7 +67,12 @@ export function cliL4Executor(
       made.push(candidate);
       return candidate;
     },
-    written: () => made.flatMap((c) => c.training()?.weights ?? []),
+    written: () =>
+      made.flatMap((c) => {
+        const t = c.training();
+        return t && "weights" in t ? [t.weights] : [];
+      }),
+    failures: () => made.flatMap((c) => c.failure() ?? []),
     dispose: async () => {
       await Promise.all(made.map((c) => c.dispose()));
     },
