@@ -151,7 +151,8 @@ export async function traced<T>(
   const keep = process.env["BENCH_TRACE_DIR"];
   const categories = ["toplevel", "disabled-by-default-devtools.timeline"];
   // Kept traces also name what each thread did (style, layout, paint, V8's GC and compiles) for a profile.
-  if (keep) categories.push("disabled-by-default-v8.cpu_profiler", "devtools.timeline", "v8", "disabled-by-default-v8.gc");
+  if (keep)
+    categories.push("disabled-by-default-v8.cpu_profiler", "devtools.timeline", "v8", "disabled-by-default-v8.gc");
   await browser.startTracing(page, { categories });
   let result: T;
   let trace: Buffer;
