@@ -349,6 +349,7 @@ export async function runAgentic(
       }
       case "search_probes": {
         const b = costOf(call);
+        if (b < 10) throw new RefusedCall(`search_probes needs a budget of at least 10 model calls, got ${b}`);
         const out = await pipeline.searchProbes!.run(b, state, log);
         state.probes = { calls: out.modelCalls ?? b, failures: out.failures, lift: out.lift, note: out.result };
         return out;

@@ -45,10 +45,16 @@ describe("investigate --agentic with the rule policy (real model, real store)", 
       runId: "agentic-1",
       seed: 1,
       maxTier: "L1",
-      agentic: { judge: rulePolicy(), sandbox: childSandbox({ timeMs: 5000 }) },
+      searchProbes: { budget: 20 },
+      agentic: { judge: rulePolicy({ searchProbes: true }), sandbox: childSandbox({ timeMs: 5000 }) },
     });
     const path = agentic.turns.map((t) => t.tool);
-    expect(path.slice(0, 2)).toEqual(["run_probe", "run_stats"]);
+    expect(path.slice(0, 3)).toEqual(["run_probe", "run_stats", "search_probes"]);
+    // The probe search ran for real on the exploration cases alone, within its budget, its result on the board.
+    const searched = events.find((e) => e.type === "probes.searched")!.payload;
+    expect(searched.budget).toBe(20);
+    expect(agentic.state.probes).toMatchObject({ calls: expect.any(Number) });
+    expect(agentic.state.probes!.calls).toBeLessThanOrEqual(20);
     expect(path).toContain("run_analysis");
     expect(path.indexOf("propose_hypotheses")).toBeLessThan(path.indexOf("test_hypothesis"));
     expect(path.at(-1)).toBe("stop");

@@ -11,6 +11,7 @@ import { EventLog, type RunEvent } from "../events.ts";
 import { logEvidence } from "../evidence.ts";
 import { probedTable, SIGNAL_TAGS, type InvestigateOptions } from "../investigate.ts";
 import { testMechanism } from "../mechanism-test.ts";
+import { growDataset } from "../probes/grow-dataset.ts";
 import { probe, type ProbedCase } from "../probe.ts";
 import { TIERS, climb, m5Budget, plannedCandidates } from "../repair.ts";
 import { buildReport } from "../report.ts";
@@ -55,7 +56,7 @@ async function run(
   const maxTier = o.maxTier ?? "L3b";
   if (maxTier !== "none" && !TIERS.includes(maxTier))
     throw new Error(`max tier '${maxTier}' must be one of ${TIERS.join(", ")} or none`);
-  const judge = o.agentic?.judge ?? rulePolicy();
+  const judge = o.agentic?.judge ?? rulePolicy({ searchProbes: o.searchProbes !== undefined });
   const log = new EventLog({ runId: o.runId, now: o.now, sink: o.sink });
   log.append("setup", "run.started", {
     kind: "investigate",
@@ -144,6 +145,44 @@ async function run(
           // One generation to label each case and one teacher-forced forward to read its internals.
           modelCalls: 2 * probed.length,
           result: `${probed.length} cases labelled and probed (${failures} failing)`,
+        };
+      },
+    },
+    // The probe search seeds from the exploration split alone (the split is drawn by then): the failing
+    // variants it keeps are stored as a new dataset, exploratory evidence a later investigation can decide on.
+    searchProbes: {
+      defaultBudget: o.searchProbes?.budget ?? 200,
+      run: async (budget, state, searchLog) => {
+        const explore = new Set(state.explore!.ids);
+        const grown = await growDataset(
+          {
+            store: o.store,
+            model: o.model,
+            dataset: {
+              id: `${o.dataset.id}@explore-s${seed}`,
+              cases: o.dataset.cases.filter((c) => explore.has(c.id)),
+            },
+            images: o.images,
+            budget,
+            seed,
+            ...(o.signal ? { signal: o.signal } : {}),
+            ...(o.now ? { now: o.now } : {}),
+          },
+          searchLog,
+        );
+        const searched = searchLog.all("probes.searched").at(-1)?.payload;
+        const calls = Number(searched?.calls ?? 0) + Number(searched?.seedCalls ?? 0);
+        const lift = typeof searched?.lift === "number" ? searched.lift : 0;
+        return {
+          result: grown.added
+            ? `${grown.added} failing variants kept (failure rate ${lift.toFixed(2)}× the seeds'), stored as dataset ${grown.id}; exploratory: they are not in this run's split, investigate that dataset to decide on them`
+            : searched
+              ? "no failing variant found within the budget"
+              : "no case asks a question the search can edit: nothing searched",
+          modelCalls: calls,
+          failures: grown.added,
+          lift,
+          detail: { dataset: grown.id, added: grown.added },
         };
       },
     },

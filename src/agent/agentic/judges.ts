@@ -49,9 +49,12 @@ function call(tool: ToolName, why: string, args: Record<string, unknown> = {}): 
  * The default judge: a fixed order of steps, each taken when the board allows it.
  * @example await rulePolicy().next("", board) // '{"tool":"run_probe","args":{},"why":"nothing is labelled yet"}'
  */
-export function rulePolicy(options: { readonly analysis?: boolean; readonly clusters?: boolean } = {}): AgenticJudge {
+export function rulePolicy(
+  options: { readonly analysis?: boolean; readonly clusters?: boolean; readonly searchProbes?: boolean } = {},
+): AgenticJudge {
   const analysis = options.analysis ?? true;
   const clusters = options.clusters ?? true;
+  const searchProbes = options.searchProbes ?? false;
   return {
     id: "rules",
     next: async (_prompt: string, board: Board) => {
@@ -59,6 +62,8 @@ export function rulePolicy(options: { readonly analysis?: boolean; readonly clus
       const done = (t: ToolName) => (board.calls[t] ?? 0) > 0;
       if (!board.probe) return can("run_probe") ? call("run_probe", "nothing is labelled yet") : stopNo(board);
       if (!board.stats && can("run_stats")) return call("run_stats", "test every signal on the exploration split");
+      if (searchProbes && !done("search_probes") && can("search_probes"))
+        return call("search_probes", "look for failing variants of the exploration cases (a probe budget was given)");
       if (clusters && !done("cluster_failures") && can("cluster_failures") && board.probe.explore.failures >= 10)
         return call("cluster_failures", "see whether the failures fall into distinct modes");
       if (analysis && board.analyses.length === 0 && can("run_analysis") && !board.hypotheses)
