@@ -23,6 +23,8 @@ export interface BoardServer {
   readonly baseUrl: string;
   /** Every request body, in order. */
   readonly requests: { model: string; messages: { role: string; content: string }[] }[];
+  /** Each request's Authorization header (absent: undefined), in order. */
+  readonly authorizations: (string | undefined)[];
   close(): Promise<void>;
 }
 
@@ -32,16 +34,28 @@ export interface BoardServer {
 export async function boardServer(options: { readonly analysis?: boolean } = {}): Promise<BoardServer> {
   const policy = rulePolicy({ analysis: options.analysis ?? false });
   const requests: BoardServer["requests"] = [];
+  const authorizations: BoardServer["authorizations"] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let body = "";
     req.on("data", (c: Buffer) => (body += c.toString()));
     req.on("end", () => {
+      // A page calls it cross-origin, as it would call Ollama (OLLAMA_ORIGINS) or vLLM (--allowed-origins).
+      res.setHeader("access-control-allow-origin", "*");
+      if (req.method === "OPTIONS") {
+        res.writeHead(204, {
+          "access-control-allow-methods": "POST",
+          "access-control-allow-headers": "content-type, authorization",
+        });
+        res.end();
+        return;
+      }
       if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
         res.writeHead(404).end("not found");
         return;
       }
       const request = JSON.parse(body) as BoardServer["requests"][number];
       requests.push(request);
+      authorizations.push(req.headers.authorization);
       const prompt = request.messages.at(-1)?.content ?? "";
       const line = prompt.split("\n").find((l) => l.startsWith('{"question"'));
       // The same endpoint is the run's text judge too (topics, mechanisms, protocol consistency): plain answers.
@@ -71,6 +85,7 @@ export async function boardServer(options: { readonly analysis?: boolean } = {})
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     requests,
+    authorizations,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
