@@ -1,6 +1,7 @@
 /**
  * Probe search before M1: the seed cases' scene questions are edited and
- * reworded (`searchSceneProbes`), or the text cases reworded, given
+ * reworded (`searchSceneProbes`), photos with object boxes occluded, cropped
+ * and pasted into (`searchPhotoProbes`), or the text cases reworded, given
  * distractors and their operands edited (`searchTextProbes`, tiny-lm's
  * reversal task), the variants the model fails are kept, and
  * the seeds plus the kept cases are stored as a new version of the dataset,
@@ -14,6 +15,13 @@ import { caseHash, datasetVersion, select } from "../../datasets/index.ts";
 import { toRgb } from "../../models/image.ts";
 import type { Store } from "../../store/index.ts";
 import type { EventLog } from "../events.ts";
+import {
+  askedObject,
+  readBoxes,
+  searchPhotoProbes,
+  type PhotoSeed,
+  type SynthesizedPhotoCase,
+} from "./photo-probes.ts";
 import { reversalOperand, searchTextProbes, type SynthesizedTextCase } from "./text-probes.ts";
 import { searchSceneProbes, type SceneQuestion, type SynthesizedCase } from "./vlm-probes.ts";
 
@@ -66,12 +74,16 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
   const active = o.dataset.cases.filter((c) => c.status === "active");
   const scenes = active.filter((c) => c.input.image !== undefined && QUESTION.test(c.input.prompt.trim()));
   const texts = active.filter((c) => c.input.image === undefined && reversalOperand(c.input.prompt) !== undefined);
-  const kind = scenes.length > 0 ? "scene" : texts.length > 0 ? "text" : undefined;
-  const askable = kind === "scene" ? scenes : texts;
+  const questions = active.filter((c) => c.input.image !== undefined && askedObject(c.input.prompt) !== undefined);
+  const photos = questions.filter((c) => Array.isArray(c.meta["boxes"]));
+  const kind = scenes.length > 0 ? "scene" : photos.length > 0 ? "photo" : texts.length > 0 ? "text" : undefined;
+  const askable = kind === "scene" ? scenes : kind === "photo" ? photos : texts;
   if (!kind) {
     log.append("setup", "problem", {
       what: "probe search",
-      why: 'no case asks a demo-scene question ("is there a <colour> <shape> ?" with an image) or is a reversal case ("reverse <digits> =", tiny-lm\'s task), so there is nothing to edit with an expected answer known by construction; M1 probes the dataset as it is',
+      why: questions.length
+        ? `the ${questions.length} photo questions give no object boxes (meta.boxes: [{ label, x, y, w, h }] in pixels), so crops, occlusions and pastes cannot apply: without boxes no edit's expected answer is known by construction; M1 probes the dataset as it is`
+        : 'no case asks a demo-scene question ("is there a <colour> <shape> ?" with an image), a photo question with object boxes (meta.boxes) or is a reversal case ("reverse <digits> =", tiny-lm\'s task), so there is nothing to edit with an expected answer known by construction; M1 probes the dataset as it is',
     });
     return { id: o.dataset.id, version: datasetVersion(o.dataset.cases), cases: o.dataset.cases, added: 0 };
   }
@@ -103,6 +115,27 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
       const ref = await o.store.putImage(png(s.image), "image/png");
       perFamily.set(s.provenance.family, (perFamily.get(s.provenance.family) ?? 0) + 1);
       kept.push(synthesizedCase(s, parents.get(s.provenance.parent)!, ref, k));
+    }
+  } else if (kind === "photo") {
+    const seeds: PhotoSeed[] = [];
+    const problems: string[] = [];
+    for (const c of seedCases) {
+      const image = toRgb(await o.images(c.input.image!, c));
+      const read = readBoxes(c.meta, image.width, image.height);
+      if (read.boxes) seeds.push({ id: c.id, prompt: c.input.prompt.trim(), image, boxes: read.boxes });
+      else problems.push(`case ${c.id}: ${read.problem}`);
+    }
+    if (problems.length)
+      log.append("setup", "problem", {
+        what: "probe search",
+        why: `${problems.length} seed photos were left out, their boxes unusable: ${problems.slice(0, 5).join("; ")}`,
+      });
+    const found = await searchPhotoProbes({ seeds, ...common });
+    result = found;
+    for (const [k, s] of found.search.found.entries()) {
+      const ref = await o.store.putImage(png(s.image), "image/png");
+      perFamily.set(s.provenance.family, (perFamily.get(s.provenance.family) ?? 0) + 1);
+      kept.push(synthesizedPhotoCase(s, parents.get(s.provenance.parent)!, ref, k));
     }
   } else {
     const found = await searchTextProbes({
@@ -165,7 +198,9 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
     note:
       kind === "scene"
         ? "every kept case's expected answer follows from its edit (removing the asked object makes it 'no'), re-read from the edited pixels, never from the model under test; each keeps its parent's cluster, so the holdout seals a variant with its parent"
-        : "every kept case's expected answer follows from its edit: a rewording or a distractor the task's grammar ignores keeps the seed's answer, an operand edit's answer is the edited digits reversed — never the model under test's; each keeps its parent's cluster, so the holdout seals a variant with its parent",
+        : kind === "photo"
+          ? "every kept case's expected answer follows from the photo's object boxes after the edit (an occlusion or a crop that removes every box of the asked object makes it 'no', a crop keeping one whole or a paste of it makes it 'yes'), never from the model under test; each keeps its parent's cluster, so the holdout seals a variant with its parent"
+          : "every kept case's expected answer follows from its edit: a rewording or a distractor the task's grammar ignores keeps the seed's answer, an operand edit's answer is the edited digits reversed — never the model under test's; each keeps its parent's cluster, so the holdout seals a variant with its parent",
   });
   return { id, version, cases, added: kept.length };
 }
@@ -196,6 +231,37 @@ export function reversalMeta(digits: readonly number[]): Record<string, number |
     digit_sum: digits.reduce((s, d) => s + d, 0),
     starts_with_zero: digits[0] === 0,
     is_palindrome: digits.every((d, i) => d === digits[digits.length - 1 - i]),
+  };
+}
+
+/** A kept photo edit as a dataset case: its boxes after the edit in `meta.boxes`, provenance in `meta.provenance`. */
+function synthesizedPhotoCase(s: SynthesizedPhotoCase, parent: FailureCase, image: string, k: number): FailureCase {
+  const edit = s.provenance.edit;
+  const where = (r: { x: number; y: number; w: number; h: number }) => `${r.w}×${r.h} at (${r.x}, ${r.y})`;
+  const editText =
+    edit.kind === "occlude"
+      ? `occluded ${edit.rects.map(where).join(", ")}`
+      : edit.kind === "crop"
+        ? `cropped to ${where(edit.rect)}`
+        : `pasted the ${edit.label} of ${edit.from} at ${where(edit.rect)}`;
+  return {
+    id: `${parent.id}~${s.provenance.family}-${k + 1}`,
+    input: { prompt: s.prompt, image },
+    expected: s.expected,
+    tags: [...parent.tags.filter((t) => t !== "synthesized"), "synthesized", `probe:${s.provenance.family}`],
+    ...(parent.split !== undefined ? { split: parent.split } : {}),
+    cluster: parent.cluster ?? `id:${parent.id}`,
+    status: "active",
+    meta: {
+      boxes: s.provenance.boxes.map((b) => ({ ...b })),
+      provenance: {
+        synthesized: true,
+        parent: parent.id,
+        family: s.provenance.family,
+        arm: s.provenance.arm,
+        edit: editText,
+      },
+    },
   };
 }
 

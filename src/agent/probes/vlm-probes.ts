@@ -259,7 +259,8 @@ function makeVariant(
 
 type SyntheticEdit = SynthesizedCase["provenance"]["edit"];
 
-function toPixels(image: RgbImage): ImagePixels {
+/** RGB pixels as the RGBA pixels a model input takes (opaque). */
+export function toPixels(image: RgbImage): ImagePixels {
   const data = new Uint8ClampedArray(image.width * image.height * 4).fill(255);
   for (let p = 0; p < image.width * image.height; p++) data.set(image.rgb.subarray(3 * p, 3 * p + 3), 4 * p);
   return { width: image.width, height: image.height, data };
