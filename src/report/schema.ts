@@ -272,6 +272,10 @@ const Lessons = v.object({
   priors: v.optional(v.array(v.object({ subject: name, prior: num }))),
   problems: v.optional(v.array(text)),
   recorded: v.optional(v.number()),
+  /** The lessons this run drew at its end (appended to the store unless already there). */
+  recordedLessons: v.optional(
+    v.pipe(v.array(v.object({ id: name, kind: name, subject: name, text: v.optional(text) })), v.maxLength(200)),
+  ),
 });
 
 /** A cell of an analysis table: JSON scalars only (the sandbox protocol's `Cell`). */
