@@ -283,5 +283,12 @@ function lessonsOf(events: readonly RunEvent[]): Report["lessons"] | undefined {
     ...(Array.isArray(used.priors) ? { priors: used.priors as { subject: string; prior: number | null }[] } : {}),
     ...(Array.isArray(used.problems) && used.problems.length ? { problems: used.problems.map(String) } : {}),
     ...(recorded ? { recorded: Number(recorded.added) } : {}),
+    ...(recorded && Array.isArray(recorded.lessons)
+      ? {
+          recordedLessons: (recorded.lessons as Payload[]).slice(0, 200) as NonNullable<
+            Report["lessons"]
+          >["recordedLessons"],
+        }
+      : {}),
   };
 }
