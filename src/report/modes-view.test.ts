@@ -2,9 +2,13 @@ import { describe, expect, it } from "vitest";
 import { EventLog } from "../agent/events.ts";
 import { runLoop } from "../agent/loop.ts";
 import { plantedModes } from "../agent/modes/planted-modes.ts";
+import { readLessons, recordLessons, type LessonStore } from "../agent/lessons/lessons-loop.ts";
+import type { Lesson } from "../agent/lessons/lessons.ts";
 import { buildReport } from "../agent/report.ts";
 import { renderReportHtml } from "./html.ts";
 import { allSections, reportView, type TableView } from "./view.ts";
+
+const sections0 = (report: ReturnType<typeof buildReport>) => [...allSections(reportView(report))];
 
 describe("the report's Failure modes section", () => {
   it("shows each mode with its size, defining signals, hypothesis and the chosen k, in the page view and the export", async () => {
@@ -23,14 +27,30 @@ describe("the report's Failure modes section", () => {
       n: 600,
       labelDistribution: { fail: 120, pass: 480 },
     });
+    // Lessons in a plain array store (the file and IndexedDB stores have their own tests): read, then recorded.
+    const kept: Lesson[] = [];
+    const lessons: LessonStore = {
+      where: "memory",
+      read: () => ({ lessons: [...kept], problems: [] }),
+      append: (l) => (kept.push(...l), l.length),
+    };
+    const context = { model: { key: "planted" }, dataset: { fingerprint: "f", source: "planted" } };
+    await readLessons(lessons, context, log, new Date(Date.UTC(2026, 11, 1)));
     await runLoop(table, log, {
       protocol: { question: "What predicts failure?" },
       seed: 1,
       modes: true,
       resamples: { explore: 100, sealed: 300 },
     });
+    await recordLessons(lessons, buildReport(log.events), log, { at: "2026-12-01T00:00:00.000Z" });
     log.append("report", "run.finished", {});
     const report = buildReport(log.events);
+    const left = sections0(report).find((s) => s.id === "lessons")!;
+    const recorded = left.blocks.find((b) => b.kind === "table" && b.table.id === "lessons-recorded");
+    expect(kept.length).toBeGreaterThan(0);
+    expect(recorded && recorded.kind === "table" && recorded.table.rows.map((r) => r.key)).toEqual(
+      kept.map((l) => l.id),
+    );
     expect(report.modes!.k).toBe(2);
     const sections = [...allSections(reportView(report))];
     const modes = sections.find((s) => s.id === "modes")!;

@@ -240,6 +240,19 @@ export function lessonsSection(report: Report): SectionView | undefined {
         })),
       },
     });
+  if (l.recordedLessons?.length)
+    blocks.push({
+      kind: "table",
+      table: {
+        id: "lessons-recorded",
+        caption: `Lessons this run drew at its end (${count(l.recorded ?? 0)} new to the store; the others were there already)`,
+        columns: [{ label: "Lesson" }, { label: "Kind" }, { label: "About" }],
+        rows: l.recordedLessons.map((r) => ({
+          key: r.id,
+          cells: [text(r.text ?? "—"), text(r.kind), text(r.subject, true)],
+        })),
+      },
+    });
   if (l.problems?.length)
     blocks.push({ kind: "list", items: l.problems.map((p) => [span("Not read: ", { strong: true }), span(p)]) });
   return { id: "lessons", title: "Lessons from earlier runs", blocks, sections: [] };
@@ -253,12 +266,26 @@ const KIND_WORDS: Readonly<Record<string, string>> = {
 };
 
 /**
- * The probe search that grew the dataset before M1, or undefined when none ran.
+ * The probe search that grew the dataset before M1, why it could not run
+ * when it was asked for and could not apply, or undefined when none was asked for.
  * @example probeSearchSection(report)?.blocks[0] // "The search kept 41 failing variants …"
  */
 export function probeSearchSection(report: Report): SectionView | undefined {
   const p = report.probeSearch;
-  if (!p) return undefined;
+  if (!p) {
+    // Asked for, but nothing in the dataset could be edited with an answer known by construction: say so here too.
+    const problem = report.problems.find((x) => x.what === "probe search");
+    return problem
+      ? {
+          id: "probe-search",
+          title: "Probe search: synthesized failing cases",
+          blocks: [
+            { kind: "note", tone: "warn", spans: [span("Not run: ", { strong: true }), span(sentence(problem.why))] },
+          ],
+          sections: [],
+        }
+      : undefined;
+  }
   const blocks: Block[] = [];
   if (p.reused) {
     blocks.push({

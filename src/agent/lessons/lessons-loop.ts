@@ -141,7 +141,7 @@ export async function recordLessons(
   log.append("report", "lessons.recorded", {
     store: store.where,
     added,
-    lessons: lessons.map((l) => ({ id: l.id, kind: l.kind, subject: l.subject })),
+    lessons: lessons.map((l) => ({ id: l.id, kind: l.kind, subject: l.subject, text: l.text })),
   });
   return added;
 }
