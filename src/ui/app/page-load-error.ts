@@ -27,7 +27,7 @@ export function pageLoadError(title: string, error: unknown): string {
   }
   return (
     `The ${title} page's code could not be loaded (${why}). ` +
-    "EvalRx may have been updated since this tab was opened, or the network is off before this version was kept " +
-    "for offline use. Reload the page to load the current version; the rest of the app is unaffected."
+    "EvalRx may have been updated since this tab was opened, or the network is off and this version is not kept " +
+    "for offline use yet. Reload the page to load the current version; the rest of the app is unaffected."
   );
 }

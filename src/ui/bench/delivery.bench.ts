@@ -42,7 +42,9 @@ class Wire {
     const name = request.url().split("/").pop()!.replace("ort-wasm-simd-threaded", "ort");
     const seen = this.wasm.get(name) ?? { full: 0, revalidated: 0, httpCache: 0 };
     if (response.status() === 304) seen.revalidated++;
-    else if (sizes && sizes.responseBodySize === 0) seen.httpCache++;
+    // Chromium reports a response read from the HTTP cache with no body on the wire, or a negative one (minus its
+    // headers' size) for the service worker's own requests: both sent nothing.
+    else if (sizes && sizes.responseBodySize <= 0) seen.httpCache++;
     else seen.full++;
     this.wasm.set(name, seen);
   }
