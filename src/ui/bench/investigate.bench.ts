@@ -65,7 +65,7 @@ export async function benchInvestigate(
     await page.getByTestId("start-investigation").click();
     // Polled once a second (a locator's wait polls the DOM many times a second: the bench's own main-thread work).
     await page.waitForFunction(
-      `document.querySelector('[data-testid="investigation-status"]')?.textContent?.trim() === "finished"`,
+      () => document.querySelector('[data-testid="investigation-status"]')?.textContent?.trim() === "finished",
       undefined,
       { polling: 1000, timeout: 1_800_000 },
     );
