@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { EventLog } from "../../../agent/events.ts";
+import { growthPanels, panelsKey } from "./modes-lessons.ts";
+
+function started(): EventLog {
+  const log = new EventLog({ runId: "growth", now: () => Date.UTC(2026, 11, 1) });
+  log.append("setup", "run.started", { kind: "investigate", question: "Why?", seed: 1, alpha: 0.05, codeVersion: "t" });
+  log.append("setup", "data.loaded", { source: "s", fingerprint: "f", n: 10, labelDistribution: { fail: 0, pass: 0 } });
+  return log;
+}
+
+describe("growthPanels", () => {
+  it("says what each panel will hold and when, before the run has it", () => {
+    const none = growthPanels([], undefined);
+    expect(none.modes.section).toBeUndefined();
+    expect(none.lessons.empty).toMatch(/are read as the run sets up/);
+    const log = started();
+    log.append("M1", "stage.started", { stage: "M1" });
+    const live = growthPanels(log.events, "running");
+    expect(live.failure).toBeUndefined();
+    expect(live.probes.empty).toMatch(
+      /No probe search in this investigation: start one with 'Search for failing cases first'/,
+    );
+    expect(live.modes.empty).toMatch(/once M2 has measured them/);
+    expect(live.lessons.empty).toMatch(/read no lessons store/);
+    expect(growthPanels(log.events, "cancelled").modes.empty).toMatch(/stopped before M2/);
+  });
+
+  it("shows the report's probe-search section, saying plainly when the search could not apply", () => {
+    const log = started();
+    const before = panelsKey(log.events);
+    log.append("setup", "problem", { what: "probe search", why: "the 5 photo questions give no object boxes" });
+    expect(panelsKey(log.events)).not.toBe(before);
+    const panels = growthPanels(log.events, "running");
+    const note = panels.probes.section!.blocks[0]!;
+    expect(note).toMatchObject({ kind: "note", tone: "warn" });
+    expect(JSON.stringify(note)).toContain("Not run: ");
+    expect(JSON.stringify(note)).toContain("The 5 photo questions give no object boxes.");
+    // A progress event does not change what the panels read.
+    log.append("M1", "progress", { done: 1 });
+    expect(panelsKey(log.events)).toBe(panelsKey(log.events.slice(0, -1)));
+  });
+});
