@@ -273,6 +273,17 @@ export async function importOrder(
 }
 
 /**
+ * Which cases did an investigation run on? 12 hex of sha256 over them in
+ * order (canonical JSON, one a line): the page computes it where it chooses
+ * them, and the companion checks what arrived against it.
+ *
+ * @example casesFingerprint(data.cases) // "0c62da0605d0"
+ */
+export function casesFingerprint(cases: readonly FailureCase[]): string {
+  return sha256Hex(cases.map((c) => canonicalJson(c)).join("\n")).slice(0, 12);
+}
+
+/**
  * The plan's cases from the store, in their import order, as plain cases; a
  * case whose image cannot be used is left out and named, and the rest go on,
  * as in the CLI.
@@ -322,7 +333,7 @@ export async function investigationData(store: Store, plan: InvestigationPlan): 
   return {
     cases,
     source: dataset.source ?? dataset.name,
-    fingerprint: sha256Hex(cases.map((c) => canonicalJson(c)).join("\n")).slice(0, 12),
+    fingerprint: casesFingerprint(cases),
     ...(notes.length ? { sampled: notes.join("; ") } : {}),
     leftOut,
     images: (ref) => imageBytes(store, ref),
@@ -380,6 +391,79 @@ export function summaryOf(events: readonly RunEvent[]): Record<string, unknown> 
     verdicts: finished["verdicts"],
     ...(repairs ? { fixedBy: repairs["fixedBy"] ?? null } : {}),
   };
+}
+
+/**
+ * Writes a loop's events to the run's log in order, while the loop goes on:
+ * events logged while a write is in flight go together in the next one (one
+ * transaction, not one per event), at most `perWrite` at a time; the first
+ * failure is kept and thrown by `settled()`. `written` sees each batch once stored.
+ */
+export function eventWriter(
+  store: Store,
+  runId: string,
+  options: { readonly perWrite?: number; readonly written?: (events: readonly RunEvent[]) => void } = {},
+): { persist: (event: RunEvent) => void; settled: () => Promise<void> } {
+  let writing: Promise<void> = Promise.resolve();
+  let failure: unknown;
+  let pending: RunEvent[] = [];
+  let queued = false;
+  const perWrite = options.perWrite ?? Infinity;
+  const persist = (event: RunEvent) => {
+    pending.push(event);
+    if (queued) return;
+    queued = true;
+    writing = writing
+      .then(async () => {
+        queued = false;
+        while (pending.length) {
+          const events = pending.slice(0, perWrite);
+          pending = pending.slice(events.length);
+          await store.appendEvents(
+            runId,
+            events.map((e) => ({ ts: e.ts, stage: e.stage, schema: e.schema, type: e.type, payload: e.payload })),
+          );
+          options.written?.(events);
+        }
+      })
+      .catch((error: unknown) => {
+        failure ??= error;
+      });
+  };
+  /** Resolves once every event persisted so far (and while it waited) is stored; throws the first write failure. */
+  const settled = async () => {
+    for (let seen = writing; ; seen = writing) {
+      await seen;
+      if (seen === writing) break;
+    }
+    if (failure) throw failure;
+  };
+  return { persist, settled };
+}
+
+/**
+ * The end of an investigation, as the page and the companion write it once
+ * every event before it is stored: `run.finished` at the end of the log, the
+ * report where the report page reads a stored one (the run's "report" score,
+ * as the CLI writes report.json, so #/report/<id> opens it without folding the
+ * log), and only then the run marked finished with its headline.
+ */
+export async function finishInvestigation(
+  store: Store,
+  runId: string,
+  finished: RunEvent,
+  report: Parameters<typeof neutralizeBidi>[0] & { readonly version: number },
+  events: readonly RunEvent[],
+): Promise<void> {
+  await store.appendEvents(runId, [
+    { ts: finished.ts, stage: finished.stage, schema: finished.schema, type: finished.type, payload: finished.payload },
+  ]);
+  await store.putScores([{ runId, name: REPORT_SCORE, value: report.version, detail: neutralizeBidi(report) }]);
+  await store.updateRun(runId, {
+    status: "finished",
+    finishedAt: new Date().toISOString(),
+    summary: summaryOf(events),
+  });
 }
 
 /**
@@ -518,9 +602,6 @@ interface LoopContext {
 
 async function loop(context: LoopContext): Promise<InvestigateJobResult> {
   const { request, store, runId, plan, data, model, modelInfo, previous, signal, onUpdate, progressEveryMs } = context;
-  // Events go to the store in order, one write at a time, while the loop goes on; the first failure is kept.
-  let writing: Promise<void> = Promise.resolve();
-  let writeFailure: unknown;
   let unsent: RunEvent[] = [];
   let progress: InvestigationProgress | undefined;
   let last = 0;
@@ -532,31 +613,15 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
     onUpdate({ runId, events: unsent, ...(progress ? { progress } : {}) });
     unsent = [];
   };
-  // Events logged while a write is in flight go together in the next one (one transaction, not one per event).
-  let pending: RunEvent[] = [];
-  let queued = false;
-  const persist = (event: RunEvent) => {
-    pending.push(event);
-    if (queued) return;
-    queued = true;
-    writing = writing
-      .then(async () => {
-        queued = false;
-        const events = pending;
-        pending = [];
-        await store.appendEvents(
-          runId,
-          events.map((e) => ({ ts: e.ts, stage: e.stage, schema: e.schema, type: e.type, payload: e.payload })),
-        );
-        // Other tabs following the run read its log again at each stage's start and end (every announcement
-        // makes every tab read its lists again: not once per event).
-        if (events.some((e) => e.type === "stage.started" || e.type === "stage.finished"))
-          announceChange(request.db, { kind: "runs", id: runId });
-      })
-      .catch((error: unknown) => {
-        writeFailure ??= error;
-      });
-  };
+  // Events go to the store in order, one write at a time, while the loop goes on. Other tabs following the run
+  // read its log again at each stage's start and end (every announcement makes every tab read its lists again:
+  // not once per event).
+  const { persist, settled } = eventWriter(store, runId, {
+    written: (events) => {
+      if (events.some((e) => e.type === "stage.started" || e.type === "stage.finished"))
+        announceChange(request.db, { kind: "runs", id: runId });
+    },
+  });
   let finished: RunEvent | undefined;
   const watched = watchedStore(store, (run, done, total) => {
     const where = progressOf(runId, run);
@@ -599,23 +664,10 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
       send();
     },
   }).finally(() => lessonDb.close());
-  await writing;
-  if (writeFailure) throw writeFailure;
+  await settled();
   if (!finished) throw new Error("the loop ended without run.finished");
   // The report is folded from the stored log alone; only now is the run marked finished.
-  await store.appendEvents(runId, [
-    { ts: finished.ts, stage: finished.stage, schema: finished.schema, type: finished.type, payload: finished.payload },
-  ]);
-  // The report as the CLI writes report.json, kept where the report page reads a stored report (the run's
-  // score named "report", src/ui/pages/report/report-store.ts), so #/report/<id> opens it without folding the log.
-  await store.putScores([
-    { runId, name: REPORT_SCORE, value: result.report.version, detail: neutralizeBidi(result.report) },
-  ]);
-  await store.updateRun(runId, {
-    status: "finished",
-    finishedAt: new Date().toISOString(),
-    summary: summaryOf(result.events),
-  });
+  await finishInvestigation(store, runId, finished, result.report, result.events);
   unsent.push(finished);
   progress = undefined;
   send(true);

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { basename, dirname, extname } from "node:path";
+import type { Lesson } from "../../agent/lessons/lessons.ts";
 import type { FailureCase, ImagePixels, Model, Progress } from "../../core/index.ts";
 import { decodeDataUrl, importDataset, select } from "../../datasets/index.ts";
 import { buildEvaluators, parseEvalConfig, runEval, type EvalSummary } from "../../evals/index.ts";
@@ -33,6 +34,8 @@ export interface EvalJobContext {
   readonly trialsInFlight?: number;
   readonly signal: AbortSignal;
   readonly emit: (op: StoreOp) => void;
+  /** Lessons an investigation recorded, for the page's lessons store (absent: they are kept nowhere). */
+  readonly emitLessons?: (runId: string, lessons: readonly Lesson[]) => void;
   readonly onProgress: (p: Progress & { runId: string }) => void;
 }
 
@@ -48,6 +51,8 @@ export interface TrialPlan {
   readonly repeats: number;
   /** The base every trial's seed is derived from (`trialSeed`): the declared seed, else `run:<id>`. */
   readonly seedBase: number | string;
+  /** The most trials the run has in flight at once (once all are waiting, no more come until one is answered). */
+  readonly inFlight?: number;
 }
 
 export interface EvalJobOutcome {
@@ -162,6 +167,10 @@ export async function runCompanionEval(body: EvalJobBody, context: EvalJobContex
   const evalKey = config.name ?? `${datasetId}:${evaluators.map((e) => e.name).join("+")}`;
   const runId = body.resume ?? body.runId ?? (await newRunId(store, evalKey));
   const relay = relayStore(store, context.emit);
+  // Through a queue, many trials are in flight at once: the workers' throughput, not one model, sets the pace.
+  const concurrency = context.trials
+    ? Math.max(config.concurrency ?? 1, context.trialsInFlight ?? 64)
+    : config.concurrency;
   const model = context.trials
     ? context.trials({
         model: loaded.model,
@@ -171,12 +180,9 @@ export async function runCompanionEval(body: EvalJobBody, context: EvalJobContex
         cases,
         repeats: config.repeats ?? 1,
         seedBase: config.generation?.seed ?? `run:${runId}`,
+        inFlight: concurrency!,
       })
     : loaded.model;
-  // Through a queue, many trials are in flight at once: the workers' throughput, not one model, sets the pace.
-  const concurrency = context.trials
-    ? Math.max(config.concurrency ?? 1, context.trialsInFlight ?? 64)
-    : config.concurrency;
   const { run, summary } = await runEval({
     store: relay,
     dataset: { id: datasetId, cases },

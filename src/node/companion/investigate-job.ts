@@ -1,15 +1,18 @@
 import { investigate, type RunEvent } from "../../agent/index.ts";
+import { parseLesson } from "../../agent/lessons/lesson-schema.ts";
+import type { LessonStore } from "../../agent/lessons/lessons-loop.ts";
+import type { Lesson } from "../../agent/lessons/lessons.ts";
 import type { FailureCase } from "../../core/index.ts";
-import { canonicalJson, decodeDataUrl, importDataset, sha256Hex } from "../../datasets/index.ts";
+import { decodeDataUrl, importDataset } from "../../datasets/index.ts";
 import { labelEvaluators } from "../../evals/label-evaluators.ts";
-import { neutralizeBidi } from "../../report/safe-text.ts";
 import {
+  casesFingerprint,
   checkPlan,
+  eventWriter,
+  finishInvestigation,
   INVESTIGATION_KIND,
   progressOf,
-  REPORT_SCORE,
   rgbaPixels,
-  summaryOf,
 } from "../../../workers/investigate-job.ts";
 import type { Store } from "../../store/types.ts";
 import type { EvalJobContext } from "./eval-job.ts";
@@ -58,7 +61,7 @@ export async function runCompanionInvestigation(
   const cases: FailureCase[] = imported.cases;
   if (cases.length === 0) throw new Error("cases: the investigation needs at least one case");
   // The page's fingerprint over the same cases: what arrived is what the page chose, and the report says so.
-  const fingerprint = sha256Hex(cases.map((c) => canonicalJson(c)).join("\n")).slice(0, 12);
+  const fingerprint = casesFingerprint(cases);
   if (fingerprint !== body.fingerprint)
     throw new Error(
       `cases: they hash to fingerprint ${fingerprint} here, not to the page's ${body.fingerprint}; they changed on the way`,
@@ -128,37 +131,8 @@ async function loop(
   runId: string,
   context: EvalJobContext,
 ): Promise<InvestigateJobOutcome> {
-  // Events go to the store in order, a batch per write, while the loop goes on; the first failure is kept.
-  let writing: Promise<void> = Promise.resolve();
-  let writeFailure: unknown;
-  let pending: RunEvent[] = [];
-  let queued = false;
-  const persist = (event: RunEvent) => {
-    pending.push(event);
-    if (queued) return;
-    queued = true;
-    writing = writing
-      .then(async () => {
-        queued = false;
-        while (pending.length) {
-          const events = pending.slice(0, EVENTS_PER_WRITE);
-          pending = pending.slice(events.length);
-          await store.appendEvents(
-            runId,
-            events.map((e) => ({ ts: e.ts, stage: e.stage, schema: e.schema, type: e.type, payload: e.payload })),
-          );
-        }
-      })
-      .catch((error: unknown) => {
-        writeFailure ??= error;
-      });
-  };
-  const settled = async () => {
-    for (let seen = writing; ; seen = writing) {
-      await seen;
-      if (seen === writing) return;
-    }
-  };
+  // Events go to the store (and the page) in order, a batch per write, while the loop goes on.
+  const { persist, settled } = eventWriter(store, runId, { perWrite: EVENTS_PER_WRITE });
   // The loop holds the investigation's lock; its events are written after they are logged, so the lock is let go
   // only once every one is stored (a write that met the lock half released would be refused).
   // And progress of the label, probe and repair runs, from their stored items.
@@ -172,7 +146,7 @@ async function loop(
           return {
             ...lock,
             release: async () => {
-              await settled();
+              await settled().catch(() => undefined);
               await lock.release();
             },
           };
@@ -195,6 +169,7 @@ async function loop(
   const result = await investigate({
     store: watched,
     model,
+    lessons: sentLessons(body.lessons, runId, context),
     dataset: { id: plan.dataset, cases, source: body.source || plan.dataset, fingerprint },
     evaluators: labelEvaluators(cases),
     images,
@@ -228,31 +203,46 @@ async function loop(
     },
   });
   await settled();
-  if (writeFailure) throw writeFailure;
   if (!finished) throw new Error("the loop ended without run.finished");
   // The last writes under the run's lock again: the end of the log, the report, and the status.
   const lock = await store.lockRun(runId);
   try {
-    await store.appendEvents(runId, [
-      {
-        ts: finished.ts,
-        stage: finished.stage,
-        schema: finished.schema,
-        type: finished.type,
-        payload: finished.payload,
-      },
-    ]);
-    // The report where the report page reads a stored one (the run's "report" score), as the page keeps it.
-    await store.putScores([
-      { runId, name: REPORT_SCORE, value: result.report.version, detail: neutralizeBidi(result.report) },
-    ]);
-    await store.updateRun(runId, {
-      status: "finished",
-      finishedAt: new Date().toISOString(),
-      summary: summaryOf(result.events),
-    });
+    await finishInvestigation(store, runId, finished, result.report, result.events);
   } finally {
     await lock.release();
   }
   return { runId, status: "finished", verdicts: result.loop.verified.map((v) => ({ id: v.id, verdict: v.verdict })) };
+}
+
+/** The most lessons a job may carry (the page sends its top ones for the run). */
+const MAX_LESSONS = 200;
+
+/**
+ * The page's lessons store, as the loop on the companion sees it: it reads
+ * the top lessons the page sent with the job (each checked; a bad one is named
+ * in `lessons.used`, the rest kept), and what it records goes back to the page
+ * in a `lessons` message, for the page to append to its own store.
+ */
+export function sentLessons(sent: unknown, runId: string, context: Pick<EvalJobContext, "emitLessons">): LessonStore {
+  const lessons: Lesson[] = [];
+  const problems: string[] = [];
+  if (sent !== undefined && !Array.isArray(sent)) problems.push("lessons: expected a list of lessons; none read");
+  for (const [i, value] of (Array.isArray(sent) ? sent : []).slice(0, MAX_LESSONS).entries()) {
+    try {
+      lessons.push(parseLesson(value, `lessons[${i}] (sent by the page)`));
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
+  const known = new Set(lessons.map((l) => l.id));
+  return {
+    where: "IndexedDB evalrx-lessons (the page's, its top lessons sent with the job)",
+    read: () => ({ lessons, problems }),
+    append: (recorded) => {
+      const added = recorded.filter((l) => !known.has(l.id));
+      for (const l of added) known.add(l.id);
+      if (added.length) context.emitLessons?.(runId, added);
+      return added.length;
+    },
+  };
 }

@@ -9,6 +9,7 @@
  */
 import type { EvalConfig } from "../../evals/config.ts";
 import type { EventRecord, ItemRecord, RunExport, RunProgress, RunRecord, ScoreRecord } from "../../store/types.ts";
+import type { Lesson } from "../../agent/lessons/lessons.ts";
 import type { InvestigationPlan } from "../../../workers/investigate-job.ts";
 
 /** The companion's name in `GET /status`, so the page knows it reached one. */
@@ -80,12 +81,54 @@ export interface InvestigateJobBody {
   /** The new investigation's id (the page chooses it, unique in its store). */
   readonly runId: string;
   readonly codeVersion?: string;
+  /**
+   * The page's lessons that matter most for this run (ranked for its model and
+   * dataset, as the page's own loop would rank them): the loop reads them at
+   * its start; the lessons it records come back in `lessons` messages.
+   */
+  readonly lessons?: readonly Lesson[];
 }
 
-export type JobBody = EvalJobBody | InvestigateJobBody;
+/**
+ * `POST /jobs` with `kind: "calibrate"`: the Compare page's A/A calibration
+ * (`evalrx calibrate`) over runs the page holds, sent with their items.
+ * Nothing is stored: the result comes back in the `end` message, as the
+ * page's stats worker hands it back.
+ */
+export interface CalibrateJobBody {
+  readonly kind: "calibrate";
+  /** Two or more runs of one eval, each with its judged items. */
+  readonly runs: readonly { readonly run: RunRecord; readonly items: readonly ItemRecord[] }[];
+  readonly options?: { readonly target?: number; readonly alpha?: number; readonly simulations?: number };
+}
+
+/**
+ * `POST /jobs` with `kind: "explore"`: `evalrx explore` over an eval log the
+ * page stores as a dataset (its cases carry a pass/fail label and columns),
+ * M2–M4 with no model. The report is written as a run of kind `explore`: its
+ * event log and its report score, relayed to the page like any other run.
+ */
+export interface ExploreJobBody {
+  readonly kind: "explore";
+  /** The stored dataset's cases (with their `label` and `meta` columns), as JSONL. */
+  readonly cases: string;
+  /** The dataset's source file name, for the report. */
+  readonly source: string;
+  readonly question?: string;
+  readonly holdout?: number;
+  readonly seed?: number;
+  readonly alpha?: number;
+  /** Test only these columns. */
+  readonly signals?: readonly string[];
+  /** The new run's id (the page chooses it, unique in its store). */
+  readonly runId: string;
+  readonly codeVersion?: string;
+}
+
+export type JobBody = EvalJobBody | InvestigateJobBody | CalibrateJobBody | ExploreJobBody;
 
 /** The job kinds the companion runs. */
-export const JOB_KINDS = ["eval", "investigate"] as const;
+export const JOB_KINDS = ["eval", "investigate", "calibrate", "explore"] as const;
 
 /** `POST /jobs` → 202. */
 export interface JobAccepted {
@@ -131,5 +174,9 @@ export type JobMessage =
       readonly summary?: unknown;
       /** An investigation's verdicts, hypothesis by hypothesis. */
       readonly verdicts?: readonly { readonly id: string; readonly verdict: string }[];
+      /** A job that stores nothing (a calibration): what it computed. */
+      readonly result?: unknown;
       readonly error?: string;
-    };
+    }
+  /** Lessons an investigation recorded, for the page to append to its lessons store (IndexedDB `evalrx-lessons`). */
+  | { readonly seq: number; readonly type: "lessons"; readonly runId: string; readonly lessons: readonly Lesson[] };

@@ -162,7 +162,7 @@ describe("the companion is sealed", () => {
     expect(notJson.status).toBe(400);
     const kind = await raw("/jobs", { method: "POST", headers: auth, body: '{"kind":"mine-bitcoin"}' });
     expect(kind.status).toBe(400);
-    expect(JSON.parse(kind.body).error).toMatch(/kinds are \['eval', 'investigate'\]/);
+    expect(JSON.parse(kind.body).error).toMatch(/kinds are \['eval', 'investigate', 'calibrate', 'explore'\]/);
   });
 
   it("confines datasets and models to the folders named at start (traversal and links out refused)", async () => {

@@ -5,6 +5,8 @@ import type { Store } from "../../store/types.ts";
 import { runCompanionEval, type EvalJobContext } from "./eval-job.ts";
 import { ModelCache } from "./models.ts";
 import { runCompanionInvestigation } from "./investigate-job.ts";
+import { runCompanionCalibration } from "./calibrate-job.ts";
+import { runCompanionExplore } from "./explore-job.ts";
 import {
   COMPANION_NAME,
   JOB_KINDS,
@@ -184,8 +186,9 @@ export async function startCompanion(options: CompanionOptions): Promise<Compani
         if (write.op === "createRun") job.runId ??= write.run.id;
         send(job, { type: "store", write });
       },
+      emitLessons: (runId, lessons) => send(job, { type: "lessons", runId, lessons }),
       onProgress: (p) => {
-        job.runId ??= p.runId;
+        if (body.kind !== "calibrate") job.runId ??= p.runId;
         const now = Date.now();
         // Every store write already reaches the page; progress lines are for the eye, a few per second.
         if (p.done < p.total && p.done > 0 && now - lastProgress < 100) return;
@@ -193,22 +196,30 @@ export async function startCompanion(options: CompanionOptions): Promise<Compani
         send(job, { type: "progress", runId: p.runId, stage: p.stage, done: p.done, total: p.total });
       },
     };
-    const work =
+    type Outcome = { runId?: string; status: string; summary?: unknown; verdicts?: unknown; result?: unknown };
+    const work: Promise<Outcome> =
       body.kind === "investigate"
-        ? runCompanionInvestigation(body, context).then((o) => ({ ...o, summary: undefined }))
-        : runCompanionEval(body, context).then((o) => ({ ...o, verdicts: undefined }));
+        ? runCompanionInvestigation(body, context)
+        : body.kind === "calibrate"
+          ? runCompanionCalibration(body, context).then((result) => ({ status: "finished", result }))
+          : body.kind === "explore"
+            ? runCompanionExplore(body, context)
+            : runCompanionEval(body, context);
     work.then(
       (outcome) => {
         job.state = outcome.status === "cancelled" ? "cancelled" : "finished";
-        job.runId = outcome.runId;
+        job.runId = outcome.runId ?? job.runId;
         job.endedAt = Date.now();
         send(job, {
           type: "end",
           state: job.state,
-          runId: outcome.runId,
+          ...(job.runId !== undefined ? { runId: job.runId } : {}),
           status: outcome.status,
           ...(outcome.summary !== undefined ? { summary: outcome.summary } : {}),
-          ...(outcome.verdicts !== undefined ? { verdicts: outcome.verdicts } : {}),
+          ...(outcome.verdicts !== undefined
+            ? { verdicts: outcome.verdicts as { id: string; verdict: string }[] }
+            : {}),
+          ...(outcome.result !== undefined ? { result: outcome.result } : {}),
         });
         forget();
       },

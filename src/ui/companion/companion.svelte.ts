@@ -1,11 +1,22 @@
-import type { CompanionStatus, EvalJobBody, InvestigateJobBody, JobMessage } from "../../node/companion/protocol.ts";
+import type {
+  CalibrateJobBody,
+  CompanionStatus,
+  EvalJobBody,
+  ExploreJobBody,
+  InvestigateJobBody,
+  JobMessage,
+} from "../../node/companion/protocol.ts";
+import { LessonDb } from "../../agent/lessons/lesson-db.browser.ts";
+import { rankLessons, type Lesson } from "../../agent/lessons/lessons.ts";
+import type { Calibration } from "../../evals/index.ts";
+import { getSpec } from "../../models/specs/index.ts";
 import {
   investigationData,
   newInvestigationId,
   writerLockId,
   type InvestigationPlan,
 } from "../../../workers/investigate-job.ts";
-import type { RunLock } from "../../store/types.ts";
+import type { ItemRecord, RunLock, RunRecord } from "../../store/types.ts";
 import type { IdbStore } from "../../store/idb.browser.ts";
 import type { EvalConfig } from "../../evals/config.ts";
 import type { StoreService } from "../app/store.svelte.ts";
@@ -26,10 +37,11 @@ export type CompanionState =
   | { readonly kind: "unreachable"; readonly reason: string }
   | { readonly kind: "refused"; readonly reason: string };
 
-/** One eval or investigation this page handed to the companion. */
+/** One eval, investigation, calibration or explore this page handed to the companion. */
 export interface CompanionJobView {
+  /** The run it writes (a calibration writes none: `calibrate:<job id>`). */
   readonly runId: string;
-  readonly kind: "eval" | "investigate";
+  readonly kind: "eval" | "investigate" | "calibrate" | "explore";
   /** What it is doing now (the latest progress line's stage). */
   readonly stage?: string;
   readonly jobId: string;
@@ -46,6 +58,38 @@ const PLAIN_PLAN = new Set(["dataset", "select", "question", "maxTier", "holdout
 function caseLine(c: Record<string, unknown>): string {
   const { id, input, expected, tags, split, cluster, status, meta } = c;
   return JSON.stringify({ id, input, expected, tags, split, cluster, status, meta });
+}
+
+/** The most lessons sent with an investigation: the top ones for its model and dataset, as the page's loop ranks them. */
+const LESSONS_SENT = 50;
+
+/** The page's lessons that matter most for this run (its loop reads the top 10 of them; the rest serve recurring modes). */
+async function topLessons(modelKey: string, dataset: { fingerprint: string; source: string }): Promise<Lesson[]> {
+  const db = await LessonDb.open();
+  try {
+    const { lessons } = await db.read();
+    const family = getSpec(modelKey)?.family;
+    return rankLessons(lessons, {
+      model: { key: modelKey, ...(family ? { family } : {}) },
+      dataset,
+      now: new Date(),
+      top: LESSONS_SENT,
+    }).map((r) => r.lesson);
+  } finally {
+    db.close();
+  }
+}
+
+/** A run id unique in the page's store: `<base>-<stamp>-companion`. */
+async function companionRunId(idb: IdbStore, base: string): Promise<string> {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
+  const first = `${base.replace(/[^\w.-]+/g, "-")}-${stamp}-companion`;
+  let runId = first;
+  for (let k = 2; await idb.getRun(runId); k++) runId = `${first}-${k}`;
+  return runId;
 }
 
 function base64(bytes: Uint8Array): string {
@@ -140,13 +184,7 @@ export class CompanionService {
         images[ref] = base64(image.bytes);
       }
     }
-    const stamp = new Date()
-      .toISOString()
-      .replace(/[-:]/g, "")
-      .replace(/\.\d+Z$/, "Z");
-    const base = `${(config.name ?? dataset.id).replace(/[^\w.-]+/g, "-")}-${stamp}-companion`;
-    let runId = base;
-    for (let k = 2; await idb.getRun(runId); k++) runId = `${base}-${k}`;
+    const runId = await companionRunId(idb, config.name ?? dataset.id);
     const key = model.source.kind === "bundled" ? model.source.key : config.model;
     const body: EvalJobBody = {
       kind: "eval",
@@ -194,6 +232,7 @@ export class CompanionService {
       if (ref?.startsWith("sha256:") && !(ref in images)) images[ref] = base64(await data.images(ref));
     }
     const runId = await newInvestigationId(idb, data.fingerprint, plan.seed);
+    const lessons = await topLessons(model.source.key, { fingerprint: data.fingerprint, source: data.source });
     const body: InvestigateJobBody = {
       kind: "investigate",
       plan,
@@ -206,8 +245,103 @@ export class CompanionService {
       modelSource: model,
       runId,
       codeVersion: PAGE_CODE_VERSION,
+      ...(lessons.length ? { lessons } : {}),
     };
     return this.#hand(client, body, idb, store, await idb.lockRun(writerLockId(runId)));
+  }
+
+  /**
+   * Hands `evalrx explore` over a stored dataset (an eval log: its cases carry
+   * a pass/fail label and columns) to the companion: M2–M4, no model. The
+   * report's run (kind `explore`: its log and its report) is written in
+   * IndexedDB as it arrives, so the Reports page opens it as one made here.
+   * Resolves with the run id once the run exists here.
+   */
+  async startExplore(
+    datasetId: string,
+    options: { question?: string; holdout?: number; seed?: number },
+    store: StoreService,
+  ): Promise<string> {
+    const client = this.client;
+    if (!client)
+      throw new Error("no companion is paired: open the link 'evalrx companion' printed on the Companion page");
+    const idb = await store.ready;
+    const dataset = await idb.getDataset(datasetId);
+    if (!dataset) throw new Error(`dataset '${datasetId}' is not stored in this browser`);
+    const cases = (await idb.cases(dataset.id)).filter((c) => c.status === "active");
+    const labelled = cases.filter((c) => c.label !== undefined).length;
+    if (labelled === 0)
+      throw new Error(
+        `dataset '${dataset.id}' has no pass/fail label (import an eval log: a file with a passed/correct column, an Inspect or lm-eval log); explore explains failures it is told about`,
+      );
+    const runId = await companionRunId(idb, `explore-${dataset.id}`);
+    const body: ExploreJobBody = {
+      kind: "explore",
+      cases: cases
+        .map((c) => {
+          const { id, input, expected, tags, split, cluster, status, meta, label } = c;
+          return JSON.stringify({ id, input, expected, tags, split, cluster, status, meta, label });
+        })
+        .join("\n"),
+      source: dataset.source ?? dataset.name,
+      ...(options.question?.trim() ? { question: options.question.trim() } : {}),
+      ...(options.holdout !== undefined ? { holdout: options.holdout } : {}),
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      runId,
+      codeVersion: PAGE_CODE_VERSION,
+    };
+    return this.#hand(client, body, idb, store, await idb.lockRun(runId));
+  }
+
+  /**
+   * The Compare page's A/A calibration on the companion: the chosen runs go
+   * with their items, the companion runs the same `calibrate`, and its
+   * answer is what the page's stats worker would have answered (nothing is
+   * stored, there or here). `signal` cancels it on the companion.
+   */
+  async calibrate(
+    runIds: readonly string[],
+    options: CalibrateJobBody["options"],
+    store: StoreService,
+    onProgress: (p: { step: string; done: number; total: number }) => void,
+    signal?: AbortSignal,
+  ): Promise<Calibration> {
+    const client = this.client;
+    if (!client) throw new Error("no companion is paired: calibrate on this page, or pair one on the Companion page");
+    const idb = await store.ready;
+    const runs: { run: RunRecord; items: ItemRecord[] }[] = [];
+    for (const [i, id] of runIds.entries()) {
+      onProgress({ step: `reading run ${id}`, done: i, total: runIds.length + 1 });
+      const run = await idb.getRun(id);
+      if (!run) throw new Error(`no run '${id}' in this browser's store (it may have been deleted); pick another run`);
+      runs.push({ run, items: await idb.items(id) });
+    }
+    signal?.throwIfAborted();
+    const accepted = await client.start({ kind: "calibrate", runs, ...(options ? { options } : {}) });
+    const key = `calibrate:${accepted.id}`;
+    this.#upsert({ runId: key, kind: "calibrate", jobId: accepted.id, state: "running", done: 0, total: 0 });
+    const stop = () => void client.cancel(accepted.id).catch(() => undefined);
+    signal?.addEventListener("abort", stop, { once: true });
+    try {
+      for await (const m of client.messages(accepted.id) as AsyncGenerator<JobMessage>) {
+        if (m.type === "progress") {
+          onProgress({ step: `${m.stage} (on the companion)`, done: m.done, total: m.total });
+          this.#upsert({ ...this.job(key)!, stage: m.stage, done: m.done, total: m.total });
+        } else if (m.type === "end") {
+          this.#upsert({ ...this.job(key)!, state: m.state, ...(m.error !== undefined ? { error: m.error } : {}) });
+          if (m.state === "cancelled" || signal?.aborted)
+            throw Object.assign(new Error("the calibration was cancelled on the companion"), {
+              name: "CancelledError",
+            });
+          if (m.state !== "finished" || m.result === undefined)
+            throw new Error(m.error ?? "the companion's calibration ended without a result");
+          return m.result as Calibration;
+        }
+      }
+      throw new Error("the companion's stream of the calibration ended before its result");
+    } finally {
+      signal?.removeEventListener("abort", stop);
+    }
   }
 
   /**
@@ -217,7 +351,7 @@ export class CompanionService {
    */
   async #hand(
     client: CompanionClient,
-    body: EvalJobBody | InvestigateJobBody,
+    body: EvalJobBody | InvestigateJobBody | ExploreJobBody,
     idb: IdbStore,
     store: StoreService,
     lock: RunLock,
@@ -264,6 +398,14 @@ export class CompanionService {
             if (m.write.op === "appendItems" || m.write.op === "appendEvents") announce();
           } else if (m.type === "progress") {
             this.#upsert({ ...this.job(runId)!, stage: m.stage, done: m.done, total: m.total });
+          } else if (m.type === "lessons") {
+            // What the investigation learned joins the page's lessons, as the page's own loop appends them.
+            const db = await LessonDb.open();
+            try {
+              await db.append(m.lessons);
+            } finally {
+              db.close();
+            }
           } else {
             this.#upsert({
               ...this.job(runId)!,

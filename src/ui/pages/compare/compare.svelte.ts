@@ -6,6 +6,7 @@ import type { AppServices } from "../../app/context.ts";
 import { errorText, isCancellation } from "../../app/errors.ts";
 import type { Route } from "../../app/routes.ts";
 import { comparableRuns, defaultPair, visibleCases, type ComparableRun } from "./compare-view.ts";
+import { companionService, type RunOn } from "../../companion/companion.svelte.ts";
 
 type CompareRoute = Extract<Route, { page: "compare" }>;
 
@@ -80,6 +81,10 @@ export class CompareState {
   outputs = $state.raw<ReadonlyMap<string, CaseOutputs>>(new Map());
   /** Runs picked for the A/A calibration. */
   aaRuns = $state<string[]>([]);
+  /** Where the calibration runs: this page's stats worker, or the paired companion. */
+  calibrateOn = $state<RunOn>("page");
+  /** Stops a calibration running on the companion. */
+  #companionCalibration: AbortController | undefined;
   /** The drop the power panel asks about (a share). */
   drop = $state<number | undefined>();
   /** P(two trials of a case disagree) for the power panel's planning; taken from a calibration when there is one. */
@@ -246,8 +251,14 @@ export class CompareState {
     const runs = this.aaRuns.filter((id) => this.aaChoices.some((r) => r.id === id));
     const { db } = this.#app.store;
     const options = { target: this.tolerance, alpha: this.alpha };
+    this.#companionCalibration?.abort();
+    const controller = (this.#companionCalibration = new AbortController());
     void this.calibration
-      .run((ticket, onProgress) => this.#app.stats.api.calibrateStored(db, runs, options, ticket, onProgress))
+      .run((ticket, onProgress) =>
+        this.calibrateOn === "companion"
+          ? companionService().calibrate(runs, options, this.#app.store, onProgress, controller.signal)
+          : this.#app.stats.api.calibrateStored(db, runs, options, ticket, onProgress),
+      )
       .then(() => {
         const flip = this.calibration.result?.flipRate;
         if (flip !== undefined && this.flipRate === undefined) this.flipRate = Math.min(0.5, flip);
@@ -255,6 +266,7 @@ export class CompareState {
   }
 
   cancel(kind: "calibrate" | "power"): void {
+    if (kind === "calibrate") this.#companionCalibration?.abort();
     void this.#app.stats.api.supersede(kind);
     (kind === "calibrate" ? this.calibration : this.power).clear();
   }

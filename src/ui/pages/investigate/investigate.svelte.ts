@@ -1,4 +1,5 @@
 import type { DatasetFacets } from "../../../../workers/run-tables.ts";
+import { companionService } from "../../companion/companion.svelte.ts";
 import { INVESTIGATION_KIND, latestAttempt, writerLockId } from "../../../../workers/investigate-job.ts";
 import type { RunEvent } from "../../../agent/events.ts";
 import { stageLine } from "../../../agent/progress.ts";
@@ -248,7 +249,10 @@ export class InvestigationState {
   async cancel(): Promise<void> {
     this.actionFailure = undefined;
     try {
-      await this.#app.jobs.cancelInvestigation(this.runId);
+      // An investigation this page handed to the companion is cancelled there (issue 16).
+      const companion = companionService();
+      if (companion.job(this.runId)?.state === "running") await companion.cancel(this.runId);
+      else await this.#app.jobs.cancelInvestigation(this.runId);
     } catch (error) {
       this.actionFailure = errorText(error);
     }
