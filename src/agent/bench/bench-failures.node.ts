@@ -1,11 +1,12 @@
 // npm run bench:failures — finding more failures (issue 17): probe search on the bundled VLM within 2,000
-// model calls (its failure rate against the seeds'), and failure-mode clustering on planted data over 20 seeds
+// model calls (its failure rate against the seeds'), the text probes on tiny-lm likewise, and failure-mode clustering on planted data over 20 seeds
 // (adjusted Rand index by effect size; one mode never split in two).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { adjustedRand } from "../modes/adjusted-rand.ts";
 import { failureModes } from "../modes/failure-modes.ts";
 import { plantedModes } from "../modes/planted-modes.ts";
+import { searchTextProbes } from "../probes/text-probes.ts";
 import { searchSceneProbes } from "../probes/vlm-probes.ts";
 import { toRgb } from "../../models/image.ts";
 import { loadModel, REPO_ROOT } from "../../models/load.node.ts";
@@ -35,6 +36,31 @@ console.log(
 for (const f of r.search.families)
   console.log(
     `  ${f.family.padEnd(11)} ${String(f.failures).padStart(5)} / ${String(f.calls).padEnd(5)} ${f.calls ? (f.failures / f.calls).toFixed(2) : "—"}`,
+  );
+
+// The text probes on tiny-lm: every demo reversal case as a seed (lengths 2–14; the model fails those over 8).
+const lmRows = readFileSync(join(demo, "tiny-lm.jsonl"), "utf8")
+  .trim()
+  .split("\n")
+  .map((line) => JSON.parse(line) as { id: string; input: { prompt: string } });
+const lm = await loadModel("tiny-lm");
+const lmStarted = performance.now();
+const t = await searchTextProbes({
+  seeds: lmRows.map((r) => ({ id: r.id, prompt: r.input.prompt })),
+  model: lm,
+  budget: 2000,
+  seed: 1,
+});
+await lm.dispose();
+console.log(
+  `text probe search on tiny-lm, 2000 model calls (${t.seedCalls} seeds asked once, then ${t.search.calls} variants) in ${((performance.now() - lmStarted) / 1000).toFixed(1)} s`,
+);
+console.log(
+  `  seeds fail ${t.seedFailures}/${t.seedCalls} = ${(t.seedFailures / t.seedCalls).toFixed(3)}; variants fail ${t.search.failures}/${t.search.calls} = ${t.rate.toFixed(3)} → ${t.lift.toFixed(2)}×; from ${new Set(t.search.found.map((c) => c.provenance.parent)).size} distinct seeds`,
+);
+for (const a of t.search.arms)
+  console.log(
+    `  ${`${a.family}:${a.arm}`.padEnd(28)} ${String(a.failures).padStart(5)} / ${String(a.calls).padEnd(5)} ${a.calls ? (a.failures / a.calls).toFixed(2) : "—"}`,
   );
 
 for (const shift of [2, 2.5, 3, 3.5]) {
