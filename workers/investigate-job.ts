@@ -11,7 +11,7 @@ import { buildReport, investigate, type RunEvent } from "../src/agent/index.ts";
 import { LessonDb } from "../src/agent/lessons/lesson-db.browser.ts";
 import { TIERS, type Tier } from "../src/agent/repair.ts";
 import { investigateAgentic } from "../src/agent/agentic/investigate-agentic.ts";
-import { rulePolicy } from "../src/agent/agentic/judges.ts";
+import { agenticJudgeFor, checkJudgeChoice, withoutKey, type JudgeChoice } from "../src/agent/agentic/judge-choice.ts";
 import { workerSandbox } from "../src/agent/sandbox/worker-sandbox.browser.ts";
 import type { FailureCase, ImagePixels, Model } from "../src/core/index.ts";
 import { canonicalJson, decodeDataUrl, select, sha256Hex, type Selection } from "../src/datasets/index.ts";
@@ -39,6 +39,8 @@ export interface InvestigationPlan {
   readonly seed: number;
   /** The judge-decided loop (`--agentic`): the rule policy picks each step, analyses run in a locked worker. */
   readonly agentic?: boolean;
+  /** Who picks the agentic loop's steps (default the rule policy); its API key is never stored with the run. */
+  readonly judge?: JudgeChoice;
   /** Probe search before M1 (`--search-probes`): the kept failing variants are stored as a new dataset version. */
   readonly searchProbes?: { readonly budget: number };
 }
@@ -130,6 +132,7 @@ export function checkPlan(plan: unknown): InvestigationPlan {
     seed: p.seed,
     ...(p.select ? { select: p.select as Selection } : {}),
     ...(p.agentic === true ? { agentic: true } : {}),
+    ...(p.agentic === true && p.judge !== undefined ? { judge: checkJudgeChoice(p.judge) } : {}),
     ...(p.searchProbes !== undefined ? { searchProbes: { budget: budget as number } } : {}),
   };
 }
@@ -478,6 +481,8 @@ export async function runInvestigationJob(
   signal: AbortSignal,
   onUpdate: (update: InvestigationUpdate) => void,
   progressEveryMs = 100,
+  /** Loads a bundled model as the agentic judge (`plan.judge.kind` "model"). */
+  judgeModel?: (key: string) => Promise<Model>,
 ): Promise<InvestigateJobResult> {
   const store = await IdbStore.open(request.db);
   try {
@@ -512,7 +517,7 @@ export async function runInvestigationJob(
           status: "running",
           startedAt: new Date().toISOString(),
           config: {
-            plan,
+            plan: plan.judge ? { ...plan, judge: withoutKey(plan.judge) } : plan,
             question: plan.question,
             cases: data.cases.length,
             page: { modelSource: request.modelSource },
@@ -534,6 +539,7 @@ export async function runInvestigationJob(
         signal,
         onUpdate,
         progressEveryMs,
+        ...(judgeModel ? { judgeModel } : {}),
       });
     } catch (error) {
       if (!started) throw error;
@@ -598,6 +604,7 @@ interface LoopContext {
   readonly signal: AbortSignal;
   readonly onUpdate: (update: InvestigationUpdate) => void;
   readonly progressEveryMs: number;
+  readonly judgeModel?: (key: string) => Promise<Model>;
 }
 
 async function loop(context: LoopContext): Promise<InvestigateJobResult> {
@@ -632,8 +639,18 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
   // The page's lessons store: read at the start to order the work, this run's appended at the end.
   const lessonDb = await LessonDb.open();
   const run = plan.agentic ? investigateAgentic : investigate;
+  const judges = plan.agentic
+    ? await agenticJudgeFor(plan.judge, {
+        searchProbes: plan.searchProbes !== undefined,
+        loadModel: (key) => {
+          if (!context.judgeModel) throw new Error(`plan.judge: this worker cannot load a judge model ('${key}')`);
+          return context.judgeModel(key);
+        },
+      })
+    : undefined;
   const result = await run({
-    ...(plan.agentic ? { agentic: { judge: rulePolicy(), sandbox: workerSandbox() } } : {}),
+    ...(judges ? { agentic: { judge: judges.agentic, sandbox: workerSandbox() } } : {}),
+    ...(judges?.wording ? { judge: judges.wording } : {}),
     lessons: { where: `IndexedDB ${lessonDb.name}`, read: () => lessonDb.read(), append: (l) => lessonDb.append(l) },
     ...(plan.searchProbes ? { searchProbes: plan.searchProbes } : {}),
     store: watched,
@@ -663,7 +680,7 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
       unsent.push(event);
       send();
     },
-  }).finally(() => lessonDb.close());
+  }).finally(() => Promise.all([lessonDb.close(), judges?.dispose()]));
   await settled();
   if (!finished) throw new Error("the loop ended without run.finished");
   // The report is folded from the stored log alone; only now is the run marked finished.

@@ -144,6 +144,15 @@ const jobs = new Map<string, AbortController>();
  */
 const gate = new BackgroundGate();
 
+/**
+ * A bundled model as an agentic investigation's judge, beside the model under investigation: loaded through
+ * the same ONNX Runtime path (WASM, no memo), for generation only; the job disposes it when the run ends.
+ */
+async function judgeModel(key: string): Promise<Model> {
+  const { files, where, spec } = sourceFiles({ kind: "bundled", key }, newReadLog(), DEFAULT_HUB);
+  return loadOrtModel(files, webSessions("wasm", { memo: false }), { ...(spec ? { spec } : {}), key, source: where });
+}
+
 /** Forgets a finished job's ids. */
 function endJob(controller: AbortController): void {
   for (const [id, c] of jobs) if (c === controller) jobs.delete(id);
@@ -739,6 +748,8 @@ const api = {
           if (!jobs.has(update.runId)) jobs.set(update.runId, controller);
           if (onUpdate) lastUpdate = onUpdate(update);
         },
+        100,
+        judgeModel,
       );
       await Promise.resolve(lastUpdate).catch(() => undefined);
       return result;

@@ -1,22 +1,27 @@
 /**
- * The agentic option in the built app: the investigation runs in the page's job worker with the rule policy, its
- * own analysis in the locked sandbox worker (nested in the job worker, under the app's CSP), and the agentic panel
- * lists every turn up to the stop. A 60-case sample and the L1 ceiling keep it short. Set AGENTIC_SCREENS=<dir> to
+ * The agentic option in the built app with the user's OpenAI-compatible endpoint as the judge: a local test server
+ * that speaks the protocol (`boardServer`, the CLI test's; it answers as the rule policy would, its own analysis
+ * included) is reached from the page's job worker under the app's CSP (loopback) and CORS, with the key typed in the
+ * form; the analysis runs in the locked sandbox worker (nested in the job worker), and the agentic panel lists every
+ * turn up to the stop. A 60-case sample and the L1 ceiling keep it short. Set AGENTIC_SCREENS=<dir> to
  * write screenshots (the form and the finished run at 1280×900).
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { boardServer, type BoardServer } from "../../../agent/agentic/board-server.node.ts";
 import { startBrowserHarness, type BrowserHarness } from "../../../node/browser-harness.ts";
 
 const screens = process.env["AGENTIC_SCREENS"];
 let harness: BrowserHarness;
+let server: BoardServer;
 beforeAll(async () => {
-  harness = await startBrowserHarness();
+  [harness, server] = await Promise.all([startBrowserHarness(), boardServer({ analysis: true })]);
 }, 300_000);
 afterAll(async () => {
   await harness?.close();
+  await server?.close();
 });
 
 async function shot(page: Page, name: string) {
@@ -25,7 +30,7 @@ async function shot(page: Page, name: string) {
   await page.screenshot({ path: join(screens, `${name}.png`), fullPage: true });
 }
 
-it("runs the judge-decided loop in the page and shows its path", async () => {
+it("runs the judge-decided loop in the page with the user's endpoint as the judge and shows its path", async () => {
   const page = await harness.context.newPage();
   await page.setViewportSize({ width: 1280, height: 900 });
   const errors: string[] = [];
@@ -38,17 +43,38 @@ it("runs the judge-decided loop in the page and shows its path", async () => {
   await page.getByTestId("investigate-sample").fill("60");
   await page.getByTestId("investigate-ceiling").selectOption("L1");
   await page.getByTestId("investigate-agentic").check();
+  await page.getByTestId("judge-endpoint").check();
+  await page.getByTestId("judge-url").fill("https://judge.example.com/v1");
+  await expect
+    .poll(() => page.getByTestId("investigate-form-error").textContent())
+    .toMatch(/only to endpoints on this machine/);
+  await page.getByTestId("judge-url").fill(server.baseUrl);
+  await page.getByTestId("judge-model-name").fill("board-reader");
+  await page.getByTestId("judge-key").fill("test-key");
   await expect.poll(() => page.getByTestId("investigate-plan").textContent()).toContain("60 cases");
   await shot(page, "agentic-form");
   await page.getByTestId("start-investigation").click();
   await page.waitForURL(/#\/investigate\/investigate-/, { timeout: 120_000 });
-  await page.getByTestId("agentic-panel").waitFor({ timeout: 120_000 });
+  await page
+    .getByTestId("agentic-panel")
+    .waitFor({ timeout: 120_000 })
+    .catch(async (error: unknown) => {
+      await shot(page, "agentic-stuck");
+      throw error;
+    });
   await expect
     .poll(() => page.getByTestId("investigation-status").textContent(), { timeout: 300_000, interval: 500 })
     .toBe("finished");
   const turns = page.getByTestId("agentic-turns").locator("li");
   expect(await turns.count()).toBeGreaterThanOrEqual(6);
   expect(await turns.first().textContent()).toContain("run_probe");
+  expect(await page.getByTestId("agentic-panel").textContent()).toContain(
+    `openai:${new URL(server.baseUrl).origin}/v1/chat/completions#board-reader`,
+  );
+  // Every turn was one chat-completions request from the page, with the key typed in the form.
+  const boards = server.requests.filter((r) => r.messages.at(-1)!.content.includes("Evidence board")).length;
+  expect(boards).toBe(await turns.count());
+  expect(server.authorizations.every((a) => a === "Bearer test-key")).toBe(true);
   // The analysis turn ran in the sandbox worker, which the app serves with its own policy (code from strings, no
   // connections): A1 returned its tables instead of the CSP's EvalError.
   const board = await page.getByTestId("agentic-turns").textContent();

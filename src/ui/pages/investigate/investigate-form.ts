@@ -6,6 +6,7 @@
 import type { InvestigationPlan } from "../../../../workers/investigate-job.ts";
 import { TIERS } from "../../../agent/repair.ts";
 import type { Selection } from "../../../datasets/select.ts";
+import { DEFAULT_JUDGE_FIELDS, cliJudgeWords, judgeChoiceOf, type JudgeFields } from "./judge-settings.ts";
 
 /** The ceiling choices, lowest first, with what each tier adds. */
 export const CEILINGS: readonly { readonly value: InvestigationPlan["maxTier"]; readonly label: string }[] = [
@@ -18,7 +19,7 @@ export const CEILINGS: readonly { readonly value: InvestigationPlan["maxTier"]; 
 ];
 
 /** The form's fields as the inputs hold them (a number input bound by Svelte holds a number, or "" when empty). */
-export interface InvestigateFields {
+export interface InvestigateFields extends JudgeFields {
   dataset: string;
   split: string;
   tags: string;
@@ -49,6 +50,7 @@ export const DEFAULT_INVESTIGATE_FIELDS: InvestigateFields = {
   agentic: false,
   searchProbes: false,
   probeBudget: "400",
+  ...DEFAULT_JUDGE_FIELDS,
 };
 
 /** A field's text, trimmed (numbers as they print; nothing for an empty field). */
@@ -97,6 +99,7 @@ export function investigationPlan(fields: InvestigateFields): InvestigationPlan 
       );
     searchProbes = { budget };
   }
+  const judge = fields.agentic ? judgeChoiceOf(fields) : undefined;
   return {
     dataset,
     ...(Object.keys(select).length ? { select } : {}),
@@ -106,6 +109,7 @@ export function investigationPlan(fields: InvestigateFields): InvestigationPlan 
     holdout,
     seed,
     ...(fields.agentic ? { agentic: true } : {}),
+    ...(judge && judge.kind !== "rules" ? { judge } : {}),
   };
 }
 
@@ -124,14 +128,16 @@ export function cliCommand(plan: InvestigationPlan, model: string, dataFile: str
   const words = ["evalrx", "investigate", "--model", model, "--data", dataFile];
   if (plan.select?.sample !== undefined) words.push("--sample", String(plan.select.sample));
   words.push("--seed", String(plan.seed), "--holdout", String(plan.holdout), "--max-tier", plan.maxTier);
-  if (plan.agentic) words.push("--agentic");
+  if (plan.agentic) words.push("--agentic", ...cliJudgeWords(plan.judge));
   if (plan.searchProbes) words.push("--search-probes", "--probe-budget", String(plan.searchProbes.budget));
   words.push("-q", plan.question);
   const line = words.map(shellWord).join(" ");
   const unsupported = [plan.select?.split !== undefined ? "split" : "", plan.select?.tags ? "tags" : ""].filter(
     Boolean,
   );
-  return unsupported.length
-    ? `${line}   # the CLI has no ${unsupported.join("/")} filter: give it a file of the selected cases`
-    : line;
+  const notes = [
+    unsupported.length ? `the CLI has no ${unsupported.join("/")} filter: give it a file of the selected cases` : "",
+    plan.judge?.kind === "model" ? "the CLI has no local-model judge: it takes --judge URL, or the rule policy" : "",
+  ].filter(Boolean);
+  return notes.length ? `${line}   # ${notes.join("; ")}` : line;
 }
