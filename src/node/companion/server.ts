@@ -173,6 +173,7 @@ export async function startCompanion(options: CompanionOptions): Promise<Compani
     };
     jobs.set(job.id, job);
     let lastProgress = 0;
+    let lastStage: string | undefined;
     const context: EvalJobContext = {
       store: options.store,
       ...(options.dataRoot !== undefined ? { dataRoot: options.dataRoot } : {}),
@@ -191,8 +192,10 @@ export async function startCompanion(options: CompanionOptions): Promise<Compani
         if (body.kind !== "calibrate") job.runId ??= p.runId;
         const now = Date.now();
         // Every store write already reaches the page; progress lines are for the eye, a few per second.
-        if (p.done < p.total && p.done > 0 && now - lastProgress < 100) return;
+        // A new stage always goes through: it says what the job is doing, not how far it is.
+        if (p.stage === lastStage && p.done < p.total && p.done > 0 && now - lastProgress < 100) return;
         lastProgress = now;
+        lastStage = p.stage;
         send(job, { type: "progress", runId: p.runId, stage: p.stage, done: p.done, total: p.total });
       },
     };
