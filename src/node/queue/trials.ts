@@ -29,11 +29,16 @@ export interface TrialQueueOptions {
   readonly attempts?: number;
   /**
    * Trials per work item (default 8). The queue costs a few Redis round trips
-   * per item (~2.5 ms); a tiny model's trial is ~3 ms, so one trial per item
-   * would spend nearly half the time on the queue.
+   * per item; a tiny model's trial is ~3 ms, so one trial per item would spend
+   * a large share of the time on the queue.
    */
   readonly batch?: number;
-  /** How long a part-filled batch waits for more trials before it is sent anyway (default 2 ms). */
+  /**
+   * How long a part-filled batch waits for more trials while other items keep
+   * the workers busy (default 200 ms). A part-filled batch goes at once when
+   * no more trials can come (the run's trials in flight are all here, or its
+   * last trial is), or when fewer than two items are out (a worker would soon sit idle).
+   */
   readonly lingerMs?: number;
   /** How many trials a run keeps in flight through the queue (default max(64, 8 × batch)): enough to keep every worker fed. */
   readonly inFlight?: number;
@@ -54,8 +59,13 @@ export interface TrialQueue {
   readonly batch: number;
   /** Items moved back to wait because their worker stopped making progress (for tests and logs). */
   readonly moved: () => number;
+  /** Work items added so far, over every run (a benchmark divides by it). */
+  readonly items: () => number;
   close(): Promise<void>;
 }
+
+/** While fewer items than this are out, a part-filled batch goes at once: the workers are about to run dry. */
+const LOW_WATER = 2;
 
 class CancelledError extends Error {
   override readonly name = "CancelledError";
@@ -85,6 +95,7 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
   const stallMs = options.stallMs ?? 60_000;
   const attempts = options.attempts ?? 5;
   let moved = 0;
+  let added = 0;
 
   const watchdog = setInterval(
     () => {
@@ -93,7 +104,9 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
         const now = Date.now();
         for (const job of active) {
           const progress = job.progress as Partial<TrialProgress> | number | undefined;
-          const at = typeof progress === "object" && progress?.at ? progress.at : (job.processedOn ?? now);
+          // The later of its last beat and its start: a retried item keeps the beats of the attempt before.
+          const beat = typeof progress === "object" && progress?.at ? progress.at : 0;
+          const at = Math.max(beat, job.processedOn ?? now);
           if (now - at <= stallMs) continue;
           // The worker holds the lock but does nothing: without its lock it can no longer finish the item.
           const removed = await admin.del(`${queue.toKey(job.id!)}:lock`);
@@ -114,8 +127,36 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
   const batchSize = options.batch ?? 8;
   if (!Number.isInteger(batchSize) || batchSize < 1)
     throw new RangeError(`openTrialQueue(): batch ${batchSize} must be a positive integer (trials per work item)`);
-  const lingerMs = options.lingerMs ?? 2;
+  const lingerMs = options.lingerMs ?? 200;
   const inFlight = options.inFlight ?? Math.max(64, batchSize * 8);
+
+  // One listener for every item's answer (BullMQ's waitUntilFinished costs a Redis round trip and three listeners
+  // per item): the item is registered before it is added, so its answer cannot pass unseen. An item that was on the
+  // queue already (the same trials of a resumed run) answers nothing new: its state is read once.
+  const answers = new Map<string, { resolve: (r: TrialBatchResult) => void; reject: (e: unknown) => void }>();
+  const settle = (jobId: string, outcome: { result: TrialBatchResult } | { error: unknown }) => {
+    const waiter = answers.get(jobId);
+    if (!waiter) return;
+    answers.delete(jobId);
+    if ("result" in outcome) waiter.resolve(outcome.result);
+    else waiter.reject(outcome.error);
+  };
+  events.on("completed", ({ jobId, returnvalue }) =>
+    settle(jobId, { result: returnvalue as unknown as TrialBatchResult }),
+  );
+  events.on("failed", ({ jobId, failedReason }) => settle(jobId, { error: new Error(failedReason) }));
+  events.on("duplicated", ({ jobId }) => {
+    if (!answers.has(jobId)) return;
+    void queue.getJob(jobId).then(
+      async (job) => {
+        const state = job ? await job.getState() : "unknown";
+        if (state === "completed") settle(jobId, { result: job!.returnvalue });
+        else if (state === "failed") settle(jobId, { error: new Error(job!.failedReason) });
+        // Waiting or active: its own completed or failed event is still to come.
+      },
+      (error: unknown) => settle(jobId, { error }),
+    );
+  });
 
   const widened = new WeakSet<AbortSignal>();
   const trials = (plan: TrialPlan): Model => {
@@ -128,6 +169,9 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
         list.push({ caseId: row.id, repeat });
         byKey.set(key, list);
       }
+    const planned = plan.cases.length * plan.repeats;
+    // The most trials the run has in flight at once: once they are all here, no more come until an answer does.
+    const runInFlight = plan.inFlight ?? inFlight;
 
     /** A trial waiting for its batch to be sent, and the caller waiting for its answer. */
     interface Waiting {
@@ -141,8 +185,13 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
     }
     let waiting: Waiting[] = [];
     let timer: ReturnType<typeof setTimeout> | undefined;
+    /** Trials asked for so far, and those sent in items not answered yet. */
+    let asked = 0;
+    let out = 0;
+    let itemsOut = 0;
 
-    const send = async (batch: readonly Waiting[]): Promise<void> => {
+    /** Adds one work item; `answered` is called once per trial when its caller has its answer (or error). */
+    const send = async (batch: readonly Waiting[], answered: () => void): Promise<void> => {
       // Trials of one image (several questions per image) carry it once.
       const imageIndex = new Map<object, number>();
       const images: EncodedImage[] = [];
@@ -165,15 +214,22 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
         };
       });
       const data: TrialData = { runId: plan.runId, model: plan.name, identity: plan.identity, trials: inputs, images };
-      const job = await queue.add("trials", data, {
-        jobId: batchJobId(plan.runId, inputs),
-        attempts,
-        backoff: { type: "fixed", delay: 250 },
-        // Answers are read at once and then live in the store: keep only the last few in Redis.
-        removeOnComplete: { age: 3600, count: 1000 },
-        removeOnFail: { age: 24 * 3600 },
-      });
-      const answer = job.waitUntilFinished(events) as Promise<TrialBatchResult>;
+      const jobId = batchJobId(plan.runId, inputs);
+      const answer = new Promise<TrialBatchResult>((resolve, reject) => answers.set(jobId, { resolve, reject }));
+      let job;
+      try {
+        job = await queue.add("trials", data, {
+          jobId,
+          attempts,
+          backoff: { type: "fixed", delay: 250 },
+          // Answers are read at once and then live in the store: keep only the last few in Redis.
+          removeOnComplete: { age: 3600, count: 1000 },
+          removeOnFail: { age: 24 * 3600 },
+        });
+      } catch (error) {
+        answers.delete(jobId);
+        throw error;
+      }
       // Each trial's caller stops waiting when its own signal aborts; an item nobody took yet then leaves the queue.
       let left = batch.length;
       for (const [i, w] of batch.entries()) {
@@ -182,7 +238,10 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
           ? new Promise<never>((_, reject) => {
               stop = () => {
                 reject(new CancelledError("cancelled"));
-                if (--left === 0) void job.remove().catch(() => undefined);
+                if (--left === 0) {
+                  answers.delete(jobId);
+                  void job.remove().catch(() => undefined);
+                }
               };
               if (w.signal!.aborted) stop();
               else w.signal!.addEventListener("abort", stop, { once: true });
@@ -192,30 +251,46 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
           const one = result.results[i];
           if (one === undefined)
             throw new Error(
-              `work item ${job.id} came back with ${result.results.length} answers for ${batch.length} trials`,
+              `work item ${jobId} came back with ${result.results.length} answers for ${batch.length} trials`,
             );
           if ("error" in one) throw new Error(one.error);
           return one.output;
         });
         (cancelled ? Promise.race([mine, cancelled]) : mine)
           .finally(() => w.signal?.removeEventListener("abort", stop))
-          .then(w.resolve, w.reject);
+          .then(w.resolve, w.reject)
+          .finally(answered);
       }
     };
 
-    const flush = () => {
+    const dispatch = (batch: Waiting[]) => {
+      added++;
+      out += batch.length;
+      itemsOut++;
+      let unanswered = batch.length;
+      const answered = () => {
+        out--;
+        if (--unanswered > 0) return;
+        itemsOut--;
+        // The workers may run dry: what waits goes now rather than after the linger.
+        if (itemsOut < LOW_WATER && waiting.length > 0) flush(true);
+      };
+      send(batch, answered).catch((error: unknown) => {
+        for (const w of batch) w.reject(error);
+        while (unanswered > 0) answered();
+      });
+    };
+
+    /** Sends every full batch; a part-filled one too when `all`, else it waits for more trials (at most lingerMs). */
+    const flush = (all = false) => {
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
-      while (waiting.length > 0) {
+      while (waiting.length >= batchSize || (all && waiting.length > 0)) {
         const batch = waiting.slice(0, batchSize);
         waiting = waiting.slice(batch.length);
-        send(batch).catch((error: unknown) => {
-          for (const w of batch) w.reject(error);
-        });
-        if (waiting.length < batchSize) break;
+        dispatch(batch);
       }
-      // What is left (less than a batch) goes once no further trial has come for lingerMs.
-      if (waiting.length > 0) timer = setTimeout(flush, lingerMs);
+      if (waiting.length > 0) timer = setTimeout(() => flush(true), lingerMs);
     };
 
     const inner = plan.model;
@@ -237,12 +312,19 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
           widened.add(signal);
           setMaxListeners(0, signal);
         }
+        asked++;
         return new Promise<string>((resolve, reject) => {
           waiting.push({ ...trial, input, options: rest, signal, resolve, reject });
-          if (waiting.length >= batchSize) flush();
+          // No more trials can come before an answer does (all the run's trials in flight are here, or this was
+          // its last), or no item is out: a part-filled batch goes now. Otherwise full batches only.
+          if (out + waiting.length >= runInFlight || asked >= planned) flush(true);
           else {
-            if (timer !== undefined) clearTimeout(timer);
-            timer = setTimeout(flush, lingerMs);
+            flush();
+            // Few items are out (the run's first trials): what is left waits only a moment for the rest of its batch.
+            if (itemsOut < LOW_WATER && timer !== undefined) {
+              clearTimeout(timer);
+              timer = setTimeout(() => flush(true), Math.min(lingerMs, 2));
+            }
           }
         });
       },
@@ -259,6 +341,7 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
     inFlight,
     batch: batchSize,
     moved: () => moved,
+    items: () => added,
     async close() {
       clearInterval(watchdog);
       await events.close();

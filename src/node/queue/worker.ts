@@ -78,7 +78,8 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
       job.updateProgress({ at: Date.now(), stage, worker: me, done });
     // A model not loaded yet may take a while: say so first, so the watchdog does not take the item back.
     const resolved = await resolveModel(data.model, options.modelsRoot);
-    if (!models.has(resolved)) await beat("loading", 0);
+    const cold = !models.has(resolved);
+    if (cold) await beat("loading", 0);
     const loaded = await models.get(resolved);
     const want = JSON.stringify(data.identity);
     const have = JSON.stringify(loaded.identity);
@@ -86,7 +87,9 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
       throw new Error(
         `worker ${me}: its copy of model '${data.model}' (${have}) is not the one run '${data.runId}' was planned with (${want}); give this worker the same model files`,
       );
-    await beat("generating", 0);
+    // The item's start (BullMQ's processedOn) counts as its first beat: a beat costs a Redis round trip, and an item
+    // of a few trials ends before the next one is due. After a load the time since the loading beat is reset.
+    if (cold) await beat("generating", 0);
     let lastBeat = Date.now();
     if (hang) await new Promise<never>(() => undefined);
     const images = data.images.map(decodeImage);
