@@ -209,6 +209,19 @@ const RepairRow = v.object({
   ),
   /** Where M5's cases came from (a repair split, or reused from M4). */
   cases: v.optional(text),
+  /** L4: what the repair must not break — accuracy per guarded slice against the baseline, within `margin` (added in 1.x). */
+  noFreeLunch: v.optional(
+    v.object({
+      margin: v.number(),
+      slices: v.array(
+        v.object({ slice: name, n: v.number(), baseline: num, candidate: num, drop: num, holds: v.boolean() }),
+      ),
+      holds: v.boolean(),
+      note: text,
+    }),
+  ),
+  /** L4: what the executor trained (method, pool, losses, the merged folder), or `failed` with the reason (added in 1.x). */
+  training: v.optional(v.record(name, v.unknown())),
 });
 
 /** One failure mode of the exploration split, with its hypothesis and where the fixed rule placed cases (added in 1.x). */

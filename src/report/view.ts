@@ -203,6 +203,15 @@ const verdictCell = (verdict: string): Cell => ({
   text: verdict,
 });
 const badge = (text: string, tone: Tone): Cell => ({ kind: "badge", text, tone });
+
+/** An L4 candidate's training in a few words (pool, loss, where the merged model is), or why it failed. */
+function trainedNote(training: Readonly<Record<string, unknown>> | undefined): string {
+  if (!training) return "";
+  if (typeof training["failed"] === "string") return `; ${training["failed"]}`;
+  const pool = training["pool"] as { cases?: number } | undefined;
+  const loss = (x: unknown) => (typeof x === "number" ? x.toFixed(3) : "—");
+  return `; trained on ${pool?.cases ?? "—"} pool cases, loss ${loss(training["initialLoss"])} → ${loss(training["finalLoss"])}, merged model ${String(training["weights"] ?? "—")}`;
+}
 const interval = (lo: number | null | undefined, hi: number | null | undefined) => `[${decimal(lo)}, ${decimal(hi)}]`;
 const effectText = (e: { name: string; value: number | null }) => `${e.name} ${decimal(e.value)}`;
 const span = (text: string, extra: Omit<Span, "text"> = {}): Span => ({ text, ...extra });
@@ -851,7 +860,7 @@ function repairsSection(report: Report, width: number): SectionView | undefined 
         key: `${c.tier}|${c.candidate}`,
         cells: [
           textCell(c.tier),
-          textCell(c.candidate, { sub: c.description }),
+          textCell(c.candidate, { sub: c.description + trainedNote(c.training) }),
           numberCell(c.n, "count"),
           numberCell(c.fixed, "count"),
           numberCell(c.broken, "count"),
@@ -865,7 +874,13 @@ function repairsSection(report: Report, width: number): SectionView | undefined 
                 sub: `fixed ${count(c.control.fixed)} / broken ${count(c.control.broken)}, p ${pValue(c.control.p)}`,
               })
             : textCell("—"),
-          c.validated ? badge("yes", "pass") : textCell("no"),
+          c.noFreeLunch
+            ? textCell(c.validated ? "yes" : "no", {
+                sub: `no-free-lunch ${c.noFreeLunch.holds ? "held" : "failed"}: ${c.noFreeLunch.note}`,
+              })
+            : c.validated
+              ? badge("yes", "pass")
+              : textCell("no"),
         ],
       })),
     },

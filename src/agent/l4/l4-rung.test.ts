@@ -50,6 +50,10 @@ describe("L4 as M5's last rung (tiny-vlm, a task inverting the demo's answers)",
     const report = buildReport(events);
     const l4 = events.find((e) => e.type === "repair.tested" && e.payload["tier"] === "L4")!.payload;
     const weights = (l4["training"] as { weights: string }).weights;
+    // The report keeps what L4 trained and what it had to keep (the schema dropped both before).
+    const inReport = report.repairs!.candidates.find((c) => c.tier === "L4")!;
+    expect(inReport.noFreeLunch).toMatchObject({ holds: true });
+    expect(inReport.training).toMatchObject({ weights });
     expect(() => promote(report, "lora:lm_head:r4:a8:steps200:seed1")).toThrow(/give the merged model's folder/);
     const record = promote(report, "lora:lm_head:r4:a8:steps200:seed1", { weights });
     expect(record).toMatchObject({
