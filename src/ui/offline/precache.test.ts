@@ -71,12 +71,6 @@ describe("strategyFor", () => {
     expect(kind(`${ORIGIN}/models/tiny-vlm/config.json`)).toBe("precache");
   });
 
-  it("answers a HEAD for a built file from the precache too (sizes asked offline), and leaves other HEADs alone", () => {
-    expect(kind(`${ORIGIN}/models/tiny-vlm/config.json`, "cors", "HEAD")).toBe("precache");
-    expect(kind(`${ORIGIN}/models/tiny-vlm/generation_config.json`, "cors", "HEAD")).toBe("missing");
-    expect(kind(`${ORIGIN}/served/my-model/config.json`, "cors", "HEAD")).toBe("network");
-  });
-
   it("answers 404 for a file the build's own folders do not have (a probe for an optional model file)", () => {
     expect(kind(`${ORIGIN}/models/tiny-vlm/generation_config.json`)).toBe("missing");
     expect(kind(`${ORIGIN}/assets/index-Old00000.js`)).toBe("missing");

@@ -83,10 +83,7 @@ export function precacheManifest(
 export type Strategy =
   /** A page load of the app: the build's own index.html, from its precache. */
   | { readonly kind: "shell" }
-  /**
-   * A built file: from this build's precache (a lazy one is fetched and kept the first time). A HEAD
-   * request (the Models page asks the bundled files' sizes) gets the kept copy's headers.
-   */
+  /** A built file: from this build's precache (a lazy one is fetched and kept the first time). */
   | { readonly kind: "precache"; readonly entry: PrecacheEntry }
   /** A path of the build's own folders (`/assets/`, `/ort/`, `/models/`) that this build does not have: 404. */
   | { readonly kind: "missing" }
@@ -107,8 +104,8 @@ const HUB_LAYOUT = /\/resolve\/[^/]+\/|\/api\/models\//;
 
 /**
  * How the service worker of `manifest`, whose scope is `origin`, answers a request. Precached files are
- * matched by path alone (the app never adds a query to them), for GET and HEAD; a navigation inside the
- * scope gets the shell (hash routes all live in index.html). Other methods go to the network.
+ * matched by path alone (the app never adds a query to them); a navigation inside the scope gets the shell
+ * (hash routes all live in index.html).
  *
  * @example
  * strategyFor({ url: "http://localhost:4173/#/runs", method: "GET", mode: "navigate" }, manifest, "http://localhost:4173")
@@ -119,8 +116,7 @@ export function strategyFor(
   byUrl: ReadonlyMap<string, PrecacheEntry>,
   origin: string,
 ): Strategy {
-  const head = request.method === "HEAD";
-  if (request.method !== "GET" && !head) return { kind: "network" };
+  if (request.method !== "GET") return { kind: "network" };
   let url: URL;
   try {
     url = new URL(request.url);
@@ -131,13 +127,13 @@ export function strategyFor(
   const sameOrigin = url.origin === origin;
   if (sameOrigin) {
     const path = decodeURIComponent(url.pathname);
-    if (request.mode === "navigate" && !head && (path === "/" || path === "/index.html")) return { kind: "shell" };
+    if (request.mode === "navigate" && (path === "/" || path === "/index.html")) return { kind: "shell" };
     const entry = byUrl.get(path);
     if (entry && !url.search) return { kind: "precache", entry };
     // The build knows every file of its own folders: a probe for an optional model file gets its 404 offline too.
     if (BUILT_FOLDER.test(path) && !entry) return { kind: "missing" };
   }
-  if (MODEL_FILE.test(url.pathname) && !HUB_LAYOUT.test(url.pathname) && request.mode !== "navigate" && !head)
+  if (MODEL_FILE.test(url.pathname) && !HUB_LAYOUT.test(url.pathname) && request.mode !== "navigate")
     return { kind: "runtime" };
   return { kind: "network" };
 }

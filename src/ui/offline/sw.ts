@@ -182,11 +182,6 @@ const keeping = new Map<string, Promise<Response>>();
 async function precached(event: FetchEvent, entry: PrecacheEntry): Promise<Response> {
   const cache = await caches.open(CACHE);
   const kept = await cache.match(entry.url);
-  if (event.request.method === "HEAD") {
-    // A size asked for (the Models page): the kept copy's headers; a file not kept yet is not downloaded for it.
-    if (!kept) return fetch(event.request);
-    return new Response(null, { status: kept.status, statusText: kept.statusText, headers: kept.headers });
-  }
   if (kept) return kept;
   let pending = keeping.get(entry.url);
   if (!pending) {
