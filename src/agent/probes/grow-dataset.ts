@@ -103,6 +103,11 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
   const parents = new Map(seedCases.map((c) => [c.id, c]));
   const kept: FailureCase[] = [];
   const perFamily = new Map<string, number>();
+  const keep = (c: FailureCase) => {
+    const family = (c.meta.provenance as { family: string }).family;
+    perFamily.set(family, (perFamily.get(family) ?? 0) + 1);
+    kept.push(c);
+  };
   const common = { model: o.model, budget: o.budget, seed: o.seed, ...(o.signal ? { signal: o.signal } : {}) };
   let result: { seedCalls: number; seedFailures: number; rate: number; lift: number; search: SearchSummary };
   if (kind === "scene") {
@@ -113,8 +118,7 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
     result = found;
     for (const [k, s] of found.search.found.entries()) {
       const ref = await o.store.putImage(png(s.image), "image/png");
-      perFamily.set(s.provenance.family, (perFamily.get(s.provenance.family) ?? 0) + 1);
-      kept.push(synthesizedCase(s, parents.get(s.provenance.parent)!, ref, k));
+      keep(synthesizedSceneCase(s, parents.get(s.provenance.parent)!, ref, k));
     }
   } else if (kind === "photo") {
     const seeds: PhotoSeed[] = [];
@@ -134,8 +138,7 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
     result = found;
     for (const [k, s] of found.search.found.entries()) {
       const ref = await o.store.putImage(png(s.image), "image/png");
-      perFamily.set(s.provenance.family, (perFamily.get(s.provenance.family) ?? 0) + 1);
-      kept.push(synthesizedPhotoCase(s, parents.get(s.provenance.parent)!, ref, k));
+      keep(synthesizedPhotoCase(s, parents.get(s.provenance.parent)!, ref, k));
     }
   } else {
     const found = await searchTextProbes({
@@ -144,8 +147,7 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
     });
     result = found;
     for (const [k, s] of found.search.found.entries()) {
-      perFamily.set(s.provenance.family, (perFamily.get(s.provenance.family) ?? 0) + 1);
-      kept.push(synthesizedTextCase(s, parents.get(s.provenance.parent)!, k));
+      keep(synthesizedTextCase(s, parents.get(s.provenance.parent)!, k));
     }
   }
   const cases = [...o.dataset.cases, ...kept];
@@ -234,7 +236,7 @@ export function reversalMeta(digits: readonly number[]): Record<string, number |
   };
 }
 
-/** A kept photo edit as a dataset case: its boxes after the edit in `meta.boxes`, provenance in `meta.provenance`. */
+/** A kept photo edit as a dataset case: its boxes after the edit in `meta.boxes`. */
 function synthesizedPhotoCase(s: SynthesizedPhotoCase, parent: FailureCase, image: string, k: number): FailureCase {
   const edit = s.provenance.edit;
   const where = (r: { x: number; y: number; w: number; h: number }) => `${r.w}×${r.h} at (${r.x}, ${r.y})`;
@@ -244,74 +246,68 @@ function synthesizedPhotoCase(s: SynthesizedPhotoCase, parent: FailureCase, imag
       : edit.kind === "crop"
         ? `cropped to ${where(edit.rect)}`
         : `pasted the ${edit.label} of ${edit.from} at ${where(edit.rect)}`;
-  return {
-    id: `${parent.id}~${s.provenance.family}-${k + 1}`,
-    input: { prompt: s.prompt, image },
-    expected: s.expected,
-    tags: [...parent.tags.filter((t) => t !== "synthesized"), "synthesized", `probe:${s.provenance.family}`],
-    ...(parent.split !== undefined ? { split: parent.split } : {}),
-    cluster: parent.cluster ?? `id:${parent.id}`,
-    status: "active",
-    meta: {
-      boxes: s.provenance.boxes.map((b) => ({ ...b })),
-      provenance: {
-        synthesized: true,
-        parent: parent.id,
-        family: s.provenance.family,
-        arm: s.provenance.arm,
-        edit: editText,
-      },
-    },
-  };
+  return synthesizedCaseOf(s, parent, k, {
+    image,
+    editText,
+    meta: { boxes: s.provenance.boxes.map((b) => ({ ...b })) },
+  });
 }
 
-/** A kept text variant as a dataset case: the parent's columns recomputed for its operand, provenance in `meta.provenance`. */
+/** A kept text variant as a dataset case: the parent's columns recomputed for its operand. */
 function synthesizedTextCase(s: SynthesizedTextCase, parent: FailureCase, k: number): FailureCase {
   const measured = reversalMeta(s.provenance.operand);
-  const columns = Object.fromEntries(Object.entries(measured).filter(([key]) => key in parent.meta));
-  return {
-    id: `${parent.id}~${s.provenance.family}-${k + 1}`,
-    input: { prompt: s.prompt },
-    expected: s.expected,
-    tags: [...parent.tags.filter((t) => t !== "synthesized"), "synthesized", `probe:${s.provenance.family}`],
-    ...(parent.split !== undefined ? { split: parent.split } : {}),
-    cluster: parent.cluster ?? `id:${parent.id}`,
-    status: "active",
-    meta: {
-      ...columns,
-      provenance: {
-        synthesized: true,
-        parent: parent.id,
-        family: s.provenance.family,
-        arm: s.provenance.arm,
-        edit: `${s.provenance.edit.kind} ${s.provenance.edit.arm}: ${s.provenance.edit.detail}`,
-        operand: [...s.provenance.operand],
-      },
-    },
-  };
+  return synthesizedCaseOf(s, parent, k, {
+    editText: `${s.provenance.edit.kind} ${s.provenance.edit.arm}: ${s.provenance.edit.detail}`,
+    meta: Object.fromEntries(Object.entries(measured).filter(([key]) => key in parent.meta)),
+    provenance: { operand: [...s.provenance.operand] },
+  });
 }
 
-/** A kept variant as a dataset case: provenance (synthesized, parent, edit) in `meta.provenance`, the parent's cluster and split. */
-function synthesizedCase(s: SynthesizedCase, parent: FailureCase, image: string, k: number): FailureCase {
+/** A kept scene variant as a dataset case: the objects the edited scene holds in its provenance. */
+function synthesizedSceneCase(s: SynthesizedCase, parent: FailureCase, image: string, k: number): FailureCase {
   const edit = s.provenance.edit;
   const editText =
     edit.kind === "paraphrase" ? `paraphrase '${edit.template}'` : `${edit.kind} ${JSON.stringify(edit).slice(0, 200)}`;
+  return synthesizedCaseOf(s, parent, k, { image, editText, provenance: { objects: [...s.provenance.objects] } });
+}
+
+/**
+ * A kept variant of any family as a dataset case: its parent's tags, split and cluster (so the holdout seals
+ * a variant with its parent), provenance (synthesized, parent, family, region, the edit in words) in
+ * `meta.provenance`; `image` is the edited image's store key, `meta` and `provenance` what the family adds.
+ */
+function synthesizedCaseOf(
+  s: {
+    readonly prompt: string;
+    readonly expected: string;
+    readonly provenance: { readonly family: string; readonly arm: string };
+  },
+  parent: FailureCase,
+  k: number,
+  what: {
+    readonly image?: string;
+    readonly editText: string;
+    readonly meta?: Record<string, unknown>;
+    readonly provenance?: Record<string, unknown>;
+  },
+): FailureCase {
   return {
     id: `${parent.id}~${s.provenance.family}-${k + 1}`,
-    input: { prompt: s.prompt, image },
+    input: what.image !== undefined ? { prompt: s.prompt, image: what.image } : { prompt: s.prompt },
     expected: s.expected,
     tags: [...parent.tags.filter((t) => t !== "synthesized"), "synthesized", `probe:${s.provenance.family}`],
     ...(parent.split !== undefined ? { split: parent.split } : {}),
     cluster: parent.cluster ?? `id:${parent.id}`,
     status: "active",
     meta: {
+      ...what.meta,
       provenance: {
         synthesized: true,
         parent: parent.id,
         family: s.provenance.family,
         arm: s.provenance.arm,
-        edit: editText,
-        objects: [...s.provenance.objects],
+        edit: what.editText,
+        ...what.provenance,
       },
     },
   };
