@@ -39,8 +39,15 @@ export function escapeHtml(value: unknown): string {
 
 const e = escapeHtml;
 
-/** Escaped code text with break opportunities after the dots, underscores and `=` that join identifiers. */
-const code = (text: string) => `<code>${e(text).replace(/([._=/])/g, "$1<wbr>")}</code>`;
+/**
+ * Escaped code text that may break only after the dots, underscores, `=` and `/` that join identifiers: each
+ * part between them is kept whole, so an id such as `mode-1` never breaks at its hyphen.
+ */
+const code = (text: string) =>
+  `<code>${text
+    .split(/(?<=[._=/])/)
+    .map((part) => `<span class="w">${e(part)}</span>`)
+    .join("<wbr>")}</code>`;
 
 /** The export's figure width (px): the body's column less its padding. */
 export const EXPORT_FIGURE_WIDTH = 960;
@@ -169,6 +176,7 @@ const CSS = `:root{--text:#1d1d1f;--muted:#5a5a60;--line:#dcdce0;--panel:#f6f6f8
 body{font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1000px;margin:2em auto;padding:0 20px;color:var(--text);overflow-wrap:break-word}
 h1{font-size:1.6em;margin:.2em 0}h2{margin-top:2em;border-bottom:1px solid var(--line);padding-bottom:.2em}h3{margin-top:1.6em}h4{margin:1em 0 .4em}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--panel);padding:0 .25em;border-radius:3px}
+code .w{white-space:nowrap}
 .q{font-size:1.15em;font-style:italic;margin:.3em 0}
 .headline{font-size:1.05em}.verdicts{display:flex;gap:.5em;flex-wrap:wrap;margin:.6em 0}
 .badge,.verdict{display:inline-block;font-weight:600;font-size:12px;padding:.05em .5em;border-radius:3px;border:1px solid currentColor}

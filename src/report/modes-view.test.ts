@@ -60,6 +60,8 @@ describe("the report's Failure modes section", () => {
       .map((b) => b.table);
     const overview = tables.find((t) => t.id === "modes")!;
     expect(overview.rows).toHaveLength(2);
+    // The id is code, kept whole: as plain text it wrapped as "mode-" / "1" in the page's narrow column.
+    expect(overview.rows[0]!.cells[0]).toEqual({ kind: "text", text: "mode-1", code: true });
     const criterion = tables.find((t) => t.id === "modes-criterion")!;
     expect(criterion.rows.find((r) => r.cells.some((c) => c.kind === "badge" && c.text === "chosen"))!.key).toBe("2");
     const defining = report.modes!.modes.map((m) => m.defining[0]!.signal).sort();
@@ -68,6 +70,7 @@ describe("the report's Failure modes section", () => {
       expect(report.hypotheses.find((h) => h.id === m.hypothesis)!.signal).toBe(`mode=${m.id}`);
     const html = renderReportHtml(report);
     expect(html).toContain("Failure modes");
+    expect(html).toContain('<code><span class="w">mode-1</span></code>');
     expect(html).toContain("How many modes: the gap statistic and the silhouette at each k");
   });
 });

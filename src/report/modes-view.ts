@@ -63,7 +63,7 @@ export function modesSection(report: Report, size: number, opacity: number): Sec
           return {
             key: mode.id,
             cells: [
-              text(mode.id),
+              text(mode.id, true),
               numberCell(mode.size, "count"),
               numberCell(mode.share, "percent"),
               text(mode.defining.map((d) => `${d.signal} ${d.effectName} ${decimal(d.effect)}`).join("; ") || "—"),
