@@ -68,6 +68,9 @@ export interface HeadAdapterOptions extends L4Pool {
   readonly margin?: number;
 }
 
+/** Above this many parameters (12·L·D² + V·D from the spec) L4 only writes the recipe, in the CLI and the page. */
+export const TRAIN_HERE_MAX_PARAMETERS = 100e6;
+
 export const HEAD_ADAPTER_LIMITS =
   "a LoRA on the language-model head only: it changes how the final hidden state is read out (yes/no calibration, answer bias), not what the decoder extracted from the image; failures whose hidden state no longer carries the image (attention that left the image before the head) are beyond it — those need adapters on the attention projections (the recipe's grounding LoRA)";
 

@@ -6,13 +6,12 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { nodeHeadAdapter } from "../../agent/l4/executor.node.ts";
-import type { HeadAdapterCandidate, L4Pool } from "../../agent/l4/executor.ts";
+import { TRAIN_HERE_MAX_PARAMETERS, type HeadAdapterCandidate, type L4Pool } from "../../agent/l4/executor.ts";
 import { approxParameters } from "../../agent/l4/recipe.ts";
 import type { FailureCase, ImagePixels, Model } from "../../core/index.ts";
 import { REPO_ROOT } from "../../models/load.node.ts";
 
-/** Above this many parameters (12·L·D² + V·D from the spec) L4 only writes the recipe. */
-export const TRAIN_HERE_MAX_PARAMETERS = 100e6;
+export { TRAIN_HERE_MAX_PARAMETERS };
 
 /**
  * The L4 executor for `model` whose weights are the folder `weights`, writing merged models to `<out>/l4/`,
