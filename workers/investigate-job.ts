@@ -23,6 +23,7 @@ import { neutralizeBidi } from "../src/report/safe-text.ts";
 import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
 import type { EventRecord, Store, StoredCase } from "../src/store/types.ts";
+import { checkL4Settings, type L4TrainSettings, type PageL4Factory } from "./l4-job.ts";
 import type { ModelStatus } from "./model.worker.ts";
 
 /** What an investigation asks, as the page's form fills it (the CLI's options, with a stored dataset). */
@@ -43,6 +44,8 @@ export interface InvestigationPlan {
   readonly judge?: JudgeChoice;
   /** Probe search before M1 (`--search-probes`): the kept failing variants are stored as a new dataset version. */
   readonly searchProbes?: { readonly budget: number };
+  /** L4's training settings in the page (default the executor's: 300 Adam steps, lr 0.01, λ 0.05). */
+  readonly l4?: L4TrainSettings;
 }
 
 /** What the page asks the worker to run (plain data, structured-cloned across). */
@@ -70,6 +73,8 @@ export interface InvestigationProgress {
   readonly what: string;
   readonly done: number;
   readonly total: number;
+  /** L4 training: the last minibatch loss and the (step, loss) curve so far (`done`/`total` count steps). */
+  readonly training?: { readonly loss: number; readonly curve: readonly (readonly [number, number])[] };
 }
 
 /** What comes back while the loop runs, at most every `progressEveryMs`: the events logged since the last update. */
@@ -124,6 +129,7 @@ export function checkPlan(plan: unknown): InvestigationPlan {
     throw new Error(
       `plan.searchProbes.budget: expected a whole number of model calls, at least 10 (e.g. 400), got ${String(budget)}`,
     );
+  const l4 = p.l4 !== undefined ? checkL4Settings(p.l4) : undefined;
   return {
     dataset: p.dataset,
     question: p.question,
@@ -134,6 +140,7 @@ export function checkPlan(plan: unknown): InvestigationPlan {
     ...(p.agentic === true ? { agentic: true } : {}),
     ...(p.agentic === true && p.judge !== undefined ? { judge: checkJudgeChoice(p.judge) } : {}),
     ...(p.searchProbes !== undefined ? { searchProbes: { budget: budget as number } } : {}),
+    ...(l4 ? { l4 } : {}),
   };
 }
 
@@ -483,6 +490,8 @@ export async function runInvestigationJob(
   progressEveryMs = 100,
   /** Loads a bundled model as the agentic judge (`plan.judge.kind` "model"). */
   judgeModel?: (key: string) => Promise<Model>,
+  /** L4 in the page (`plan.maxTier` "L4"): the head-adapter executor for the loaded model. */
+  l4?: PageL4Factory,
 ): Promise<InvestigateJobResult> {
   const store = await IdbStore.open(request.db);
   try {
@@ -540,6 +549,7 @@ export async function runInvestigationJob(
         onUpdate,
         progressEveryMs,
         ...(judgeModel ? { judgeModel } : {}),
+        ...(l4 ? { l4 } : {}),
       });
     } catch (error) {
       if (!started) throw error;
@@ -605,6 +615,7 @@ interface LoopContext {
   readonly onUpdate: (update: InvestigationUpdate) => void;
   readonly progressEveryMs: number;
   readonly judgeModel?: (key: string) => Promise<Model>;
+  readonly l4?: PageL4Factory;
 }
 
 async function loop(context: LoopContext): Promise<InvestigateJobResult> {
@@ -639,6 +650,19 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
   // The page's lessons store: read at the start to order the work, this run's appended at the end.
   const lessonDb = await LessonDb.open();
   const run = plan.agentic ? investigateAgentic : investigate;
+  const l4 =
+    plan.maxTier === "L4"
+      ? context.l4?.({
+          runId,
+          images: data.images,
+          signal,
+          ...(plan.l4 ? { train: plan.l4 } : {}),
+          onProgress: (p) => {
+            progress = p;
+            send(p.done === p.total);
+          },
+        })
+      : undefined;
   const judges = plan.agentic
     ? await agenticJudgeFor(plan.judge, {
         searchProbes: plan.searchProbes !== undefined,
@@ -653,6 +677,7 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
     ...(judges?.wording ? { judge: judges.wording } : {}),
     lessons: { where: `IndexedDB ${lessonDb.name}`, read: () => lessonDb.read(), append: (l) => lessonDb.append(l) },
     ...(plan.searchProbes ? { searchProbes: plan.searchProbes } : {}),
+    ...(l4 && "executor" in l4 ? { l4: l4.executor } : {}),
     store: watched,
     model,
     dataset: { id: plan.dataset, cases: data.cases, source: data.source, fingerprint: data.fingerprint },
@@ -680,7 +705,9 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
       unsent.push(event);
       send();
     },
-  }).finally(() => Promise.all([lessonDb.close(), judges?.dispose()]));
+  }).finally(() =>
+    Promise.all([lessonDb.close(), judges?.dispose(), l4 && "dispose" in l4 ? l4.dispose() : undefined]),
+  );
   await settled();
   if (!finished) throw new Error("the loop ended without run.finished");
   // The report is folded from the stored log alone; only now is the run marked finished.
