@@ -42,6 +42,7 @@ import {
 } from "./investigate-job.ts";
 import { measureEngines } from "./engine-check.ts";
 import { BackgroundGate } from "./background-gate.ts";
+import { pageL4, type PageL4Factory } from "./l4-job.ts";
 import { inspectModel, planModel, type ModelInspection } from "../src/models/inspect.ts";
 import type { AttentionStatus } from "../src/models/attention-status.ts";
 import { getSpec, inferSpec, isImageModel } from "../src/models/specs/index.ts";
@@ -135,6 +136,8 @@ const ort = configureOrtWasm();
 let model: OrtModel | undefined;
 let blackBox: TransformersModel | undefined;
 let modelStatus: ModelStatus | undefined;
+/** L4 for the loaded ort model: its folder read again (uncounted) when an investigation trains the head adapter. */
+let modelL4: PageL4Factory | undefined;
 let current: AbortController | undefined;
 /** Eval jobs and investigations running in this worker, by run id. */
 const jobs = new Map<string, AbortController>();
@@ -597,6 +600,9 @@ const api = {
     // The page's progress callback runs over its own channel: let the last report arrive before the result.
     await Promise.resolve(lastProgress).catch(() => undefined);
     model = loaded;
+    modelL4 = pageL4(loaded, sourceFiles(source, newReadLog(), hub).files, [
+      ...new Set([...log.read, ...loaded.spec.files]),
+    ]);
     modelStatus = {
       key,
       spec: loaded.spec,
@@ -750,6 +756,7 @@ const api = {
         },
         100,
         judgeModel,
+        model === loaded ? modelL4 : undefined,
       );
       await Promise.resolve(lastUpdate).catch(() => undefined);
       return result;
@@ -812,6 +819,7 @@ const api = {
     const m = model;
     const b = blackBox;
     model = undefined;
+    modelL4 = undefined;
     blackBox = undefined;
     modelStatus = undefined;
     await Promise.all([m?.dispose(), b?.dispose()]);
