@@ -29,7 +29,15 @@ import { probe, type ProbedCase } from "./probe.ts";
 import { tagsOf, type ExperimentProtocol } from "./protocol.ts";
 import type { ScreenRule } from "./explore.ts";
 import type { L4Pool } from "./l4/executor.ts";
-import { m5Budget, TIERS, climb, plannedCandidates, type Candidate, type DecodeImage, type Tier } from "./repair.ts";
+import {
+  m5Budget,
+  climb,
+  plannedCandidates,
+  tierRange,
+  type Candidate,
+  type DecodeImage,
+  type Tier,
+} from "./repair.ts";
 import { buildReport } from "./report.ts";
 import type { CaseTable } from "./signals.ts";
 
@@ -52,6 +60,8 @@ export interface InvestigateOptions {
   readonly alpha?: number;
   /** Highest repair tier tried (default L3b); "none" skips M5. */
   readonly maxTier?: Tier | "none";
+  /** The repair ladder's first rung (default L1): the rungs below it are neither run nor counted in M5's α. */
+  readonly minTier?: Tier;
   /** M2's screen (default p ≤ 0.05 on the exploration split, at most 5 signals). */
   readonly screen?: Partial<ScreenRule>;
   /** Share of the sealed split kept for M5 alone (default 0: M5 reuses M4's sealed cases, and says so). */
@@ -180,11 +190,15 @@ async function investigateLocked(
 ): Promise<{ report: Report; events: readonly RunEvent[]; loop: LoopResult }> {
   const seed = o.seed ?? 1;
   const alpha = o.alpha ?? 0.05;
-  const maxTier = o.maxTier ?? "L3b";
-  if (maxTier !== "none" && !TIERS.includes(maxTier))
-    throw new Error(`max tier '${maxTier}' must be one of ${TIERS.join(", ")} or none`);
+  const { minTier, maxTier } = tierRange(o.minTier, o.maxTier ?? "L3b");
   // A resumed run keeps what it was started with; every later stage is recomputed from the stored labels and probes.
   const kept = (o.previous ?? []).filter((e) => e.type === "run.started" || e.type === "data.loaded");
+  const resumed = kept.find((e) => e.type === "run.started");
+  const startedAt = resumed?.payload.minTier ?? "L1";
+  if (resumed && startedAt !== minTier)
+    throw new Error(
+      `min tier is ${minTier} where the interrupted run started its ladder at ${String(startedAt)}: resume it with the same min tier`,
+    );
   const log = new EventLog({ runId: o.runId, now: o.now, sink: o.sink, previous: kept });
   if (kept.length) {
     for (const e of kept) o.sink?.(e);
@@ -200,6 +214,7 @@ async function investigateLocked(
       alpha,
       holdout: o.holdout ?? 0.4,
       maxTier,
+      ...(minTier !== "L1" ? { minTier } : {}),
       codeVersion: o.codeVersion ?? "unknown",
       judge: o.judge ? (o.judge.id ?? "configured") : "rules",
       ...(o.modelInfo ? { model: o.modelInfo } : {}),
@@ -333,6 +348,7 @@ async function investigateLocked(
             })
           : undefined;
       const planned = plannedCandidates(o.model, cases, {
+        minTier,
         maxTier,
         ...(o.decodeImage ? { decodeImage: o.decodeImage } : {}),
         ...(l4 ? { l4 } : {}),
@@ -365,6 +381,7 @@ async function investigateLocked(
       }
       const ladderAlpha = budget.ladder(confirmed);
       await climb(ctx, cases, baseline, log, {
+        minTier,
         maxTier,
         alpha: ladderAlpha,
         ...(mechanism

@@ -1,12 +1,24 @@
+import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { FailureCase, Model, ModelInput } from "../core/index.ts";
 import { yesNo } from "../evals/index.ts";
 import { FileStore } from "../store/files.node.ts";
 import { EventLog } from "./events.ts";
-import { attentionBiasCandidate, climb, ladder, m5Budget, pairedOutcome, yesShift } from "./repair.ts";
+import { investigate } from "./investigate.ts";
+import {
+  attentionBiasCandidate,
+  climb,
+  ladder,
+  m5Budget,
+  pairedOutcome,
+  plannedCandidates,
+  tierRange,
+  yesShift,
+} from "./repair.ts";
 
 /** A deterministic text model (a test double for the ladder's bookkeeping): answers by a rule on the prompt. */
 function ruleModel(answer: (input: ModelInput) => string, capabilities: string[] = ["generate"]): Model {
@@ -46,6 +58,18 @@ const baseline = new Map(cases.map((c) => [c.id, false]));
 
 async function store() {
   return FileStore.open(mkdtempSync(join(tmpdir(), "evalrx-repair-")));
+}
+
+/** M5's context for `climb`: a fresh store, the yes/no evaluator, images as stand-in bytes. */
+async function context(model: Model, runId: string) {
+  return {
+    store: await store(),
+    model,
+    dataset: { id: "d" },
+    evaluators: [yesNo()],
+    images: async () => new Uint8Array([1]),
+    runId,
+  };
 }
 
 describe("repair ladder", () => {
@@ -112,15 +136,7 @@ describe("repair ladder", () => {
     // Text-only cases: the ladder's text rewrite ('restate') is the one that fixes them here.
     const model = ruleModel((input) => (/\?.*\?/.test(input.prompt) ? "yes" : "no"));
     const log = new EventLog({ runId: "r" });
-    const ctx = {
-      store: await store(),
-      model,
-      dataset: { id: "d" },
-      evaluators: [yesNo()],
-      images: async () => new Uint8Array(),
-      runId: "r",
-    };
-    const { fixedBy } = await climb(ctx, cases, baseline, log, { maxTier: "L3b", alpha: 0.05 });
+    const { fixedBy } = await climb(await context(model, "r"), cases, baseline, log, { maxTier: "L3b", alpha: 0.05 });
     expect(fixedBy).toBe("L1 prompt rewrite 'restate'");
     const tested = log.all("repair.tested").map((e) => e.payload);
     expect(tested.map((t) => t.tier)).toEqual(["L1"]);
@@ -233,6 +249,80 @@ describe("repair ladder", () => {
     expect(control).toMatchObject({ fixed: 20, beaten: true });
     expect(read.bySplit).toMatchObject({ all: { n: 40, fixed: 10, broken: 0 } });
   });
+
+  it("--min-tier L3b starts the ladder at L3b: L1–L3a are neither run nor counted, and the log says so", async () => {
+    // Image cases the model answers "no" to; a prompt rewrite (L1) or +image attention (L3b) makes it say "yes".
+    const imageCases = cases.map((c) => ({ ...c, input: { ...c.input, image: `img${c.id}.png` } }));
+    const model: Model = {
+      ...ruleModel(() => "no", ["generate", "attention", "attention_write", "image"]),
+      generate: async (input, options = {}) => {
+        const bias = (options as { attentionBias?: { value: number } }).attentionBias;
+        return /^is there a red circle \? \d+$/.test(input.prompt) && !(bias && bias.value > 0) ? "no" : "yes";
+      },
+    };
+    const run = async (minTier?: "L3b") => {
+      const log = new EventLog({ runId: "r" });
+      const ctx = await context(model, `r-${minTier ?? "L1"}`);
+      const { fixedBy } = await climb(ctx, imageCases, baseline, log, {
+        maxTier: "L3b",
+        alpha: 0.05,
+        ...(minTier ? { minTier } : {}),
+      });
+      return { fixedBy, log };
+    };
+    // From L1 the cheapest rung that works wins, as before.
+    expect((await run()).fixedBy).toMatch(/^L1 /);
+    const { fixedBy, log } = await run("L3b");
+    expect(fixedBy).toBe("L3b attention +1 on image tokens");
+    expect(log.all("repair.tested").map((e) => e.payload.tier)).toEqual(["L3b", "L3b"]);
+    const problems = log.all("problem").map((e) => e.payload);
+    expect(problems).toEqual([
+      expect.objectContaining({
+        what: "ladder rungs L1, L2, L3a",
+        why: expect.stringMatching(/^not run: the ladder starts at L3b/),
+      }),
+    ]);
+    // The two L3b candidates share the ladder's α: γ = α/2, not α/7.
+    const done = log.find("repairs.finished")!.payload;
+    expect(done).toMatchObject({ minTier: "L3b", rungs: ["L3b"], budget: { tests: 2, gamma: 0.025 } });
+    expect(String((done.budget as { note: string }).note)).toMatch(/started at L3b \(min tier\): L1, L2, L3a not run/);
+    expect(plannedCandidates(model, imageCases, { minTier: "L3b", maxTier: "L3b" }).planned.map((c) => c.tier)).toEqual(
+      ["L3b", "L3b"],
+    );
+  });
+
+  it("a first rung above the ceiling is refused, naming the tiers (the library and the CLI)", async () => {
+    expect(tierRange(undefined, "L3b")).toEqual({ minTier: "L1", maxTier: "L3b" });
+    expect(() => tierRange("L3b", "L2")).toThrow(
+      "min tier 'L3b' lies above max tier 'L2': the ladder's first rung must not exceed its ceiling (tiers, lowest first: L1, L2, L3a, L3b, L4)",
+    );
+    expect(() => tierRange("L9", "L3b")).toThrow(/min tier 'L9' must be one of L1, L2, L3a, L3b, L4/);
+    expect(() => tierRange("L1", "none")).toThrow(/needs a ladder, but max tier is none/);
+    // investigate() refuses both before anything runs: a bad range, and a resume whose ladder started elsewhere.
+    const options = {
+      store: await store(),
+      model: ruleModel(() => "no"),
+      dataset: { id: "d", cases, source: "d.jsonl", fingerprint: "f" },
+      evaluators: [yesNo()],
+      images: async () => new Uint8Array([1]),
+      protocol: { question: "why?" },
+      runId: "inv",
+    };
+    await expect(investigate({ ...options, minTier: "L3b", maxTier: "L2" })).rejects.toThrow(
+      "min tier 'L3b' lies above max tier 'L2'",
+    );
+    const started = new EventLog({ runId: "inv" }).append("setup", "run.started", { kind: "investigate" });
+    await expect(investigate({ ...options, minTier: "L3b", previous: [started] })).rejects.toThrow(
+      "min tier is L3b where the interrupted run started its ladder at L1: resume it with the same min tier",
+    );
+    const bin = fileURLToPath(new URL("../node/bin.mjs", import.meta.url));
+    const cli = spawnSync(bin, ["investigate", "--min-tier", "L3b", "--max-tier", "L2"], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(cli.status).not.toBe(0);
+    expect(cli.stderr).toMatch(/--min-tier 'L3b' lies above --max-tier 'L2': .*lowest first: L1, L2, L3a, L3b, L4/);
+  }, 60_000);
 
   it("one α over M5: the mechanism test first at α/2, the ladder's half raised to all of α when it confirms", () => {
     const b = m5Budget(0.05, 7, true);

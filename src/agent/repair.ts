@@ -26,6 +26,35 @@ import { l4Recipe, type RecipeDiagnosis } from "./l4/recipe.ts";
 export const TIERS = ["L1", "L2", "L3a", "L3b", "L4"] as const;
 export type Tier = (typeof TIERS)[number];
 
+/**
+ * Checks the ladder's rungs: `minTier` (the first rung run, default L1) and `maxTier` (the ceiling, or "none": no
+ * M5) must be tiers, and the first rung must not lie above the ceiling. `names` says how the caller spells the two
+ * options in its errors (the CLI's flags, or the library's field names).
+ * Example: `tierRange("L3b", "L2")` throws "min tier 'L3b' lies above max tier 'L2': the ladder's first rung must
+ * not exceed its ceiling (tiers, lowest first: L1, L2, L3a, L3b, L4)"; `tierRange(undefined, "L3b")` → `{ minTier: "L1", maxTier: "L3b" }`.
+ */
+export function tierRange(
+  minTier: string | undefined,
+  maxTier: string,
+  names: { readonly min: string; readonly max: string } = { min: "min tier", max: "max tier" },
+): { minTier: Tier; maxTier: Tier | "none" } {
+  const allowed = TIERS.join(", ");
+  if (maxTier !== "none" && !(TIERS as readonly string[]).includes(maxTier))
+    throw new Error(`${names.max} '${maxTier}' must be one of ${allowed} or none`);
+  if (minTier === undefined) return { minTier: "L1", maxTier: maxTier as Tier | "none" };
+  if (!(TIERS as readonly string[]).includes(minTier))
+    throw new Error(
+      `${names.min} '${minTier}' must be one of ${allowed} (the ladder's first rung), and not above ${names.max}`,
+    );
+  if (maxTier === "none")
+    throw new Error(`${names.min} '${minTier}' needs a ladder, but ${names.max} is none (M5 is skipped)`);
+  if (TIERS.indexOf(minTier as Tier) > TIERS.indexOf(maxTier as Tier))
+    throw new Error(
+      `${names.min} '${minTier}' lies above ${names.max} '${maxTier}': the ladder's first rung must not exceed its ceiling (tiers, lowest first: ${allowed})`,
+    );
+  return { minTier: minTier as Tier, maxTier: maxTier as Tier };
+}
+
 /** How every M5 comparison is tested, as the report states it. */
 export const M5_E_METHOD =
   "one-sided paired test that the candidate passes more cases (exact McNemar on the discordant pairs when cases are independent; cluster-robust t, CR2 with Bell–McCaffrey df, on the per-case differences when they share clusters — the unit is then the cluster); e = 1/γ·1{p ≤ γ}; one α budget over M5 split by a graphical procedure (Bretz et al. 2009): with a mechanism test, it gets γ = α/2 and the L candidates planned α/(2L) each, raised to α/L each when the mechanism test confirms (its share passed on); without one, α/L each — family-wise error ≤ α over M5";
@@ -107,6 +136,13 @@ export function attentionBiasCandidate(tier: "L3b" | "mechanism", value: number,
   };
 }
 
+/** A candidate the model or the cases cannot give, the tiers it would have run at, and why. */
+export interface SkippedCandidate {
+  readonly name: string;
+  readonly reason: string;
+  readonly tiers: readonly Tier[];
+}
+
 /**
  * The ladder's candidates for a model, tier by tier (a candidate that needs
  * something the model cannot give is left out, with the reason).
@@ -116,12 +152,16 @@ export function attentionBiasCandidate(tier: "L3b" | "mechanism", value: number,
 export function ladder(
   model: Model,
   options: { readonly decodeImage?: DecodeImage; readonly imageBiasSign?: 1 | -1; readonly hasImages: boolean },
-): { candidates: Candidate[]; skipped: { name: string; reason: string }[] } {
+): { candidates: Candidate[]; skipped: SkippedCandidate[] } {
   const candidates: Candidate[] = [];
-  const skipped: { name: string; reason: string }[] = [];
+  const skipped: SkippedCandidate[] = [];
   for (const r of ["context", "restate"]) {
     if (r === "context" && !options.hasImages) {
-      skipped.push({ name: "L1 prompt rewrite 'context'", reason: "it refers to an image and the cases have none" });
+      skipped.push({
+        name: "L1 prompt rewrite 'context'",
+        reason: "it refers to an image and the cases have none",
+        tiers: ["L1"],
+      });
       continue;
     }
     const rw = rewrite(r);
@@ -193,11 +233,12 @@ export function ladder(
             : full;
         },
       });
-    else skipped.push({ name: "L3a attention-guided crop", reason: "the model gives no attention" });
+    else skipped.push({ name: "L3a attention-guided crop", reason: "the model gives no attention", tiers: ["L3a"] });
   } else
     skipped.push({
       name: "image scaffolds (multi-crop, attention-guided crop)",
       reason: options.hasImages ? "no image decoder was given" : "the cases have no images",
+      tiers: ["L2", "L3a"],
     });
   if (model.capabilities.has("attention_write") && options.hasImages) {
     const sign = options.imageBiasSign ?? 1;
@@ -208,6 +249,7 @@ export function ladder(
       reason: options.hasImages
         ? "the model exposes no attention_write input"
         : "the cases have no image tokens to reweight",
+      tiers: ["L3b"],
     });
   return { candidates, skipped };
 }
@@ -498,6 +540,11 @@ export function bySplit(
 
 export interface RepairOptions {
   readonly maxTier: Tier;
+  /**
+   * The ladder's first rung (default L1): lower rungs are neither run nor counted in the α budget, so the rungs
+   * that run share the ladder's α. The log and the report say the ladder started there.
+   */
+  readonly minTier?: Tier;
   readonly alpha: number;
   readonly decodeImage?: DecodeImage;
   /** +1: raise attention on image tokens (failures attend less to the image); −1: lower it. */
@@ -537,26 +584,35 @@ export function m5Budget(
   return { mechanism: alpha / 2, ladder: (confirmed) => (confirmed ? alpha : alpha / 2) };
 }
 
-/** The ladder's candidates up to `maxTier` that `climb` will try (so the α budget can be set before M5 starts). */
+/**
+ * The ladder's candidates from `minTier` (default L1) up to `maxTier` that `climb` will try (so the α budget can be
+ * set before M5 starts): only these are counted in it.
+ */
 export function plannedCandidates(
   model: Model,
   cases: readonly FailureCase[],
-  options: Pick<RepairOptions, "maxTier" | "decodeImage" | "imageBiasSign" | "l4">,
-): { planned: Candidate[]; skipped: { name: string; reason: string }[] } {
+  options: Pick<RepairOptions, "minTier" | "maxTier" | "decodeImage" | "imageBiasSign" | "l4">,
+): { planned: Candidate[]; skipped: SkippedCandidate[] } {
   const ceiling = TIERS.indexOf(options.maxTier);
+  const floor = TIERS.indexOf(tierRange(options.minTier, options.maxTier).minTier);
   const { candidates, skipped } = ladder(model, {
     decodeImage: options.decodeImage,
     imageBiasSign: options.imageBiasSign,
     hasImages: cases.some((c) => c.input.image !== undefined),
   });
-  const planned = candidates.filter((c) => TIERS.indexOf(c.tier as Tier) <= ceiling);
+  const inRange = (tier: Tier | "mechanism") =>
+    TIERS.indexOf(tier as Tier) >= floor && TIERS.indexOf(tier as Tier) <= ceiling;
+  const planned = candidates.filter((c) => inRange(c.tier));
   if (options.l4 && ceiling >= TIERS.indexOf("L4")) planned.push(options.l4);
-  return { planned, skipped };
+  // Below the first rung nothing runs anyway (`climb` says so once), so only the skips from it up are named.
+  return { planned, skipped: skipped.filter((s) => s.tiers.some((t) => TIERS.indexOf(t) >= floor)) };
 }
 
 /**
- * Climbs the ladder up to `maxTier` on the M5 cases; logs `repair.tested` per
- * candidate and `repairs.finished` with the outcome and recommendation.
+ * Climbs the ladder from `minTier` (default L1) up to `maxTier` on the M5 cases; logs `repair.tested` per
+ * candidate and `repairs.finished` with the outcome, the rungs that ran and the recommendation (a `problem`
+ * names the rungs below `minTier`, not run). Within a rung every candidate runs; the climb stops after the
+ * first rung with a validated candidate (the cheapest repair that works).
  * `alpha` is the ladder's share of M5's budget (all of it, or what the mechanism
  * test left, see `m5Budget`): with K candidates planned each gets γ = alpha/K. A candidate is validated when its one-sided
  * paired p-value against the baseline is ≤ γ (e = 1/γ) and it fixes more than it
@@ -571,10 +627,21 @@ export async function climb(
   options: RepairOptions,
 ): Promise<{ fixedBy: string | null }> {
   const ceiling = TIERS.indexOf(options.maxTier);
+  const { minTier } = tierRange(options.minTier, options.maxTier);
+  const floor = TIERS.indexOf(minTier);
+  const below = TIERS.slice(0, floor);
+  if (below.length)
+    log.append("M5", "problem", {
+      what: `ladder rungs ${below.join(", ")}`,
+      why: `not run: the ladder starts at ${minTier} (min tier ${minTier}); their candidates are neither run nor counted in the α budget, which the rungs from ${minTier} to ${options.maxTier} share`,
+    });
   const { planned, skipped } = plannedCandidates(ctx.model, cases, options);
   for (const s of skipped) log.append("M5", "problem", { what: s.name, why: `not tried: ${s.reason}` });
   const K = Math.max(1, planned.length);
   const gamma = options.alpha / K;
+  const startNote = below.length
+    ? `the ladder started at ${minTier} (min tier): ${below.join(", ")} not run and not counted, so its ${options.alpha.toPrecision(3)} is shared by the ${planned.length} candidate(s) from ${minTier} to ${options.maxTier}, γ = ${gamma.toPrecision(3)} each`
+    : undefined;
   const clusters = caseClusters(cases);
   const base = cases.map((c) => baseline.get(c.id)!);
   const yesNo = isYesNoTask(cases) && options.baselineOutputs !== undefined;
@@ -598,9 +665,11 @@ export async function climb(
   };
   let fixedBy: string | null = null;
   let tried = 0;
-  for (const tier of TIERS.slice(0, ceiling + 1)) {
+  const rungs: Tier[] = [];
+  for (const tier of TIERS.slice(floor, ceiling + 1)) {
     if (tier === "L4" && !options.l4) break;
     for (const candidate of planned.filter((c) => c.tier === tier)) {
+      if (rungs.at(-1) !== tier) rungs.push(tier);
       const outcome = await evaluateCandidate(ctx, candidate, cases, baseline, gamma);
       tried++;
       const { run, ...vsBaseline } = outcome;
@@ -637,7 +706,7 @@ export async function climb(
           candidate.description +
           (reused ? " (result reused: the identical candidate already ran as the mechanism test)" : ""),
         ...vsBaseline,
-        eMethod: `${M5_E_METHOD}; here the ladder spends ${options.alpha.toPrecision(3)} over its ${K} candidates, γ = ${gamma.toPrecision(3)}; validated when p ≤ γ and fixed > broken${controlled ? ", against the baseline and against the yes-bias control" : ""}`,
+        eMethod: `${M5_E_METHOD}; here the ladder spends ${options.alpha.toPrecision(3)} over its ${K} candidates${below.length ? ` (from ${minTier}: ${below.join(", ")} not run)` : ""}, γ = ${gamma.toPrecision(3)}; validated when p ≤ γ and fixed > broken${controlled ? ", against the baseline and against the yes-bias control" : ""}`,
         validated,
         ...(baseOutputs ? { yesRatio: yesRatio(run.outputs), baselineYesRatio: yesRatio(baseOutputs) } : {}),
         bySplit: bySplit(
@@ -656,13 +725,14 @@ export async function climb(
     if (fixedBy) break;
   }
   const next = TIERS[ceiling + 1];
+  const from = below.length ? ` from ${minTier}` : "";
   const recommendation = fixedBy
     ? `${fixedBy} repairs significantly more M5 cases than it breaks${controlled ? " and beats the yes-bias control" : ""}; re-test it on fresh cases before shipping`
     : options.maxTier === "L4"
       ? options.l4
-        ? "no candidate up to L4 validated (the L4 head adapter was trained here and re-tested); the fine-tune recipe below, for the adapters this executor does not train, was written, not executed"
-        : "no candidate up to L3b validated; the L4 fine-tune recipe below was written, not executed"
-      : `no candidate up to ${options.maxTier} validated; raise the ceiling to ${next} (--max-tier ${next}) to go further — the loop does not escalate itself`;
+        ? `no candidate${from} up to L4 validated (the L4 head adapter was trained here and re-tested); the fine-tune recipe below, for the adapters this executor does not train, was written, not executed`
+        : `no candidate${from} up to L3b validated; the L4 fine-tune recipe below was written, not executed`
+      : `no candidate${from} up to ${options.maxTier} validated; raise the ceiling to ${next} (--max-tier ${next}) to go further — the loop does not escalate itself`;
   const recipe =
     options.maxTier === "L4" && !fixedBy
       ? l4Recipe(ctx.model.spec, {
@@ -675,12 +745,15 @@ export async function climb(
           retestN: cases.length,
         })
       : undefined;
+  const note = [options.budgetNote, startNote].filter(Boolean).join("; ");
   log.append("M5", "repairs.finished", {
     maxTier: options.maxTier,
+    minTier,
+    rungs,
     fixedBy,
     recommendation,
     candidates: tried,
-    budget: { alpha: options.alpha, tests: K, gamma, ...(options.budgetNote ? { note: options.budgetNote } : {}) },
+    budget: { alpha: options.alpha, tests: K, gamma, ...(note ? { note } : {}) },
     ...(options.casesNote ? { cases: options.casesNote } : {}),
     ...(recipe ? { recipe } : {}),
   });

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:validity [seeds=200] [--only name,name] [--match 'text|text'] [--seed-offset k] [--mechanism-seeds 50]
- * [--mechanism-data file.jsonl]`:
+ * [--mechanism-data file.jsonl] [--mechanism-min-tier L3b] [--mechanism-models planted-vlm,tiny-vlm]`:
  * the verdicts' error rates and power, measured against the project's own code on seeded synthetic data with known
  * truth, each share with its Monte Carlo standard error (±). `--match` keeps only the settings whose label contains
  * one of the |-separated texts; `--seed-offset` shifts every seed (fresh seeds, to pool with an earlier run and
@@ -14,12 +14,15 @@
  *   intervals  coverage of every interval at 5–20 clusters and n = 30–60, the A/A false-fail rate
  *   m5         a repair that helps some images and hurts others (mean 0): naive McNemar vs M5's clustered test
  *   mechanism  `investigate` on planted-vlm (confirm the attention hypothesis, validate L3b) and tiny-vlm (confirm none),
- *              on planted-vlm's study set (models/planted-vlm/study: 1800 POPE questions, 300 scenes) or --mechanism-data
+ *              on planted-vlm's study set (models/planted-vlm/study: 1800 POPE questions, 300 scenes) or --mechanism-data;
+ *              the ladder starts at --mechanism-min-tier (default L3b, the rung the mechanism names: from L1 a cheaper
+ *              rung that validates first stops the climb before L3b); a line per seed on stderr
  */
 import { gate, Gate } from "../../evals/gate.ts";
 import { power, simulatedRuns, type PowerInput } from "../../evals/calibrate.ts";
 import { syntheticRun } from "../../evals/synthetic.ts";
 import { aaFalseFail, clusteredCoverage, m5Heterogeneous, smallSampleCoverage } from "./intervals.ts";
+import { tierRange } from "../repair.ts";
 import { mechanismStudy } from "./mechanism.node.ts";
 import type { SyntheticOptions } from "./synthetic.ts";
 import { share, validity } from "./validity.ts";
@@ -29,11 +32,17 @@ const flag = (name: string) => {
   const at = args.indexOf(name);
   return at >= 0 ? args[at + 1] : undefined;
 };
-const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 200);
+// The seed count is the bare number, not a flag's value (`--mechanism-seeds 10` is not 10 seeds a setting).
+const count = Number(args.find((a, i) => /^\d+$/.test(a) && !args[i - 1]?.startsWith("--")) ?? 200);
 if (!Number.isInteger(count) || count < 1) throw new Error(`bench:validity: seeds ${count} must be a whole number ≥ 1`);
 const only = flag("--only")?.split(",");
 const mechanismSeeds = Number(flag("--mechanism-seeds") ?? 50);
 const mechanismData = flag("--mechanism-data");
+const mechanismMinTier = tierRange(flag("--mechanism-min-tier") ?? "L3b", "L3b", {
+  min: "--mechanism-min-tier",
+  max: "the study's ceiling",
+}).minTier;
+const mechanismModels = (flag("--mechanism-models") ?? "planted-vlm,tiny-vlm").split(",");
 const wanted = (section: string) => !only || only.includes(section);
 const match = flag("--match")?.split("|");
 const matches = (label: string) => !match || match.some((m) => label.includes(m));
@@ -231,14 +240,22 @@ if (wanted("m5")) {
 
 if (wanted("mechanism")) {
   const rows: string[][] = [];
-  for (const key of ["planted-vlm", "tiny-vlm"]) {
-    const t = await mechanismStudy(key, seeds(1, mechanismSeeds), mechanismData ? { data: mechanismData } : {});
+  for (const key of mechanismModels) {
+    const t = await mechanismStudy(key, seeds(1, mechanismSeeds), {
+      ...(mechanismData ? { data: mechanismData } : {}),
+      minTier: mechanismMinTier,
+      onSeed: (seed, o) =>
+        console.error(
+          `  mechanism ${key} seed ${seed}: confirmed ${o.confirmed ? "yes" : "no"}, L3b validated ${o.l3bValidated ? "yes" : "no"}, first validated ${o.fixedBy}`,
+        ),
+    });
     rows.push([
       key,
       String(t.runs),
       share(t.attentionSupported, t.runs),
       share(t.confirmed, t.runs),
       share(t.l3bValidated, t.runs),
+      share(t.confirmedAndRepaired, t.runs),
       Object.entries(t.fixedBy)
         .map(([tier, k]) => `${tier} ${k}`)
         .join(", "),
@@ -247,13 +264,14 @@ if (wanted("mechanism")) {
     console.error(`  done: mechanism ${key}`);
   }
   print(
-    `The planted mechanism (investigate on ${mechanismData ?? "planted-vlm's study set, 1800 POPE questions on 300 scenes"}; targets: planted-vlm confirmed and L3b validated ≥ 0.9, tiny-vlm confirmed ≤ 0.05)`,
+    `The planted mechanism (investigate on ${mechanismData ?? "planted-vlm's study set, 1800 POPE questions on 300 scenes"}, ladder from ${mechanismMinTier} to L3b${mechanismMinTier === "L1" ? "" : ` (--min-tier ${mechanismMinTier}: the lower rungs are not run, and the rungs that run share the ladder's α)`}; targets: planted-vlm confirmed and L3b validated ≥ 0.9, tiny-vlm confirmed ≤ 0.05)`,
     [
       "model",
       "runs",
       "attention hypothesis SUPPORTED",
       "attention confirmed (mechanism test)",
       "L3b validated",
+      "confirmed and L3b validated",
       "first validated tier",
       "s/run",
     ],

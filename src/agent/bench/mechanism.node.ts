@@ -17,6 +17,7 @@ import { getSpec } from "../../models/specs/index.ts";
 import type { Report } from "../../report/schema.ts";
 import { FileStore } from "../../store/files.node.ts";
 import { investigate } from "../investigate.ts";
+import type { Tier } from "../repair.ts";
 
 /** FNV-1a over bytes: a key for an image in the memo (collisions only cost a wrong cache hit in a benchmark). */
 function fnv(bytes: ArrayLike<number>): string {
@@ -82,11 +83,15 @@ export interface MechanismTally {
   readonly attentionSupported: number;
   /** … and the mechanism test (writing that attention) moved the failures as predicted: the hypothesis confirmed. */
   readonly confirmed: number;
+  /** Runs where the attention hypothesis was confirmed and an L3b candidate validated: the issue's end-to-end target. */
+  readonly confirmedAndRepaired: number;
   /** Runs where an L3b candidate (attention reweighting) was validated (against the baseline and the yes-bias control). */
   readonly l3bValidated: number;
   /** Runs where some candidate was validated, and which tier did it first. */
   readonly fixedBy: Readonly<Record<string, number>>;
   readonly msPerRun: number;
+  /** The ladder's first rung in every run (`investigate`'s minTier). */
+  readonly minTier: Tier;
   /** The last run's report (for a look at what the loop said). */
   readonly last?: Report;
 }
@@ -102,14 +107,24 @@ export const STUDY_SET = join(REPO_ROOT, "models/planted-vlm/study/pope.jsonl");
 
 /**
  * Runs `investigate` on `modelKey` over the study POPE set (or `options.data`) once per seed and tallies what it
- * concluded.
+ * concluded. The ladder starts at L3b by default: the question is whether the rung the planted mechanism names
+ * validates, and a cheaper rung that validates first would stop the climb before it (the rungs that run share
+ * the ladder's α, so L3b's two candidates get α/2 each, not α/7).
  * Example: `await mechanismStudy("planted-vlm", [1, 2, 3])` → `{ runs: 3, confirmed: 3, l3bValidated: 3, … }`.
  */
 export async function mechanismStudy(
   modelKey: string,
   seeds: readonly number[],
-  options: { readonly data?: string; readonly sample?: number } = {},
+  options: {
+    readonly data?: string;
+    readonly sample?: number;
+    /** The ladder's first rung (default L3b: the rung the planted mechanism names; L1 climbs the whole ladder). */
+    readonly minTier?: Tier;
+    /** Called after each seed with what it concluded (a progress line, and partial numbers if a sweep is cut short). */
+    readonly onSeed?: (seed: number, outcome: { confirmed: boolean; l3bValidated: boolean; fixedBy: string }) => void;
+  } = {},
 ): Promise<MechanismTally> {
+  const minTier = options.minTier ?? "L3b";
   const dataPath = resolve(options.data ?? STUDY_SET);
   const imported = await importDataset(new Uint8Array(readFileSync(dataPath)), { name: "pope.jsonl" });
   const cases = options.sample ? imported.cases.slice(0, options.sample) : imported.cases;
@@ -124,7 +139,8 @@ export async function mechanismStudy(
   };
   let attentionSupported = 0,
     confirmed = 0,
-    l3bValidated = 0;
+    l3bValidated = 0,
+    confirmedAndRepaired = 0;
   const fixedBy: Record<string, number> = {};
   let last: Report | undefined;
   const t0 = performance.now();
@@ -142,15 +158,20 @@ export async function mechanismStudy(
         protocol: { question: "What predicts the hallucinations?" },
         runId: `mechanism-${modelKey}-${seed}`,
         seed,
+        minTier,
         maxTier: "L3b",
       });
       last = report;
       const attention = report.hypotheses.some((h) => ATTENTION.test(h.signal) && h.verdict === "SUPPORTED");
+      const causal = attention && report.intervention?.causal === true;
+      const repaired = report.repairs?.candidates.some((c) => c.tier === "L3b" && c.validated) === true;
       if (attention) attentionSupported++;
-      if (attention && report.intervention?.causal) confirmed++;
-      if (report.repairs?.candidates.some((c) => c.tier === "L3b" && c.validated)) l3bValidated++;
+      if (causal) confirmed++;
+      if (repaired) l3bValidated++;
+      if (causal && repaired) confirmedAndRepaired++;
       const tier = report.repairs?.fixedBy?.split(" ")[0] ?? "none";
       fixedBy[tier] = (fixedBy[tier] ?? 0) + 1;
+      options.onSeed?.(seed, { confirmed: causal, l3bValidated: repaired, fixedBy: tier });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -162,7 +183,9 @@ export async function mechanismStudy(
     attentionSupported,
     confirmed,
     l3bValidated,
+    confirmedAndRepaired,
     fixedBy,
+    minTier,
     msPerRun: (performance.now() - t0) / Math.max(1, seeds.length),
     ...(last ? { last } : {}),
   };
