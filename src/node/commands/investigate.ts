@@ -17,7 +17,7 @@ import { childSandbox } from "../../agent/sandbox/child-sandbox.node.ts";
 import { LessonFile } from "../../agent/lessons/lesson-file.node.ts";
 import { buildReport } from "../../agent/report.ts";
 import { stageLine } from "../../agent/progress.ts";
-import { TIERS, type Tier } from "../../agent/repair.ts";
+import { tierRange } from "../../agent/repair.ts";
 import type { FailureCase, ImagePixels, Model } from "../../core/index.ts";
 import { importDataset, select, sha256Hex, canonicalJson } from "../../datasets/index.ts";
 import { checkImage } from "../../datasets/images.ts";
@@ -38,7 +38,7 @@ import { loadNamedModel } from "./model.ts";
 import { codeVersion } from "./version.ts";
 
 const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/pope.jsonl] [-q "What predicts the hallucinations?"]
-                          [--holdout 0.4] [--max-tier L3b] [--seed 1] [--sample N|all] [--out DIR] [--json] [--resume]
+                          [--holdout 0.4] [--max-tier L3b] [--min-tier L1] [--seed 1] [--sample N|all] [--out DIR] [--json] [--resume]
                           [--root DIR] [--lessons FILE|none] [--search-probes [--probe-budget N]]
                           [--judge URL --judge-model NAME]   (key from EVALRX_JUDGE_KEY)
                           [--agentic [--max-turns N]]
@@ -47,9 +47,11 @@ const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/
   --sample    a stable sample of N cases (the N with the smallest sha256(id)) for a quicker run; default all
   --max-tier  ceiling of the repair ladder: L1, L2, L3a, L3b (default), L4 (trains a LoRA head adapter on a model
               small enough to train here, merged into <out>/l4/<model>+lora-…, and writes a fine-tune recipe), none
+  --min-tier  the ladder's first rung (default L1, not above --max-tier): lower rungs are not run, and the rungs
+              that run share M5's α (e.g. --min-tier L3b tests the attention repair a confirmed mechanism names)
   --out       where report.json, events.jsonl, report.html and the run's store go (default .evalrx/investigate)
   --resume    continue the interrupted run in --out: stored labels, probes and repair runs are not judged again;
-              refused when --model, --data, --sample, --seed, --holdout, --max-tier or -q differ from the run's
+              refused when --model, --data, --sample, --seed, --holdout, --max-tier, --min-tier or -q differ from the run's
   --root      the folder image paths resolve in (default: the data file's folder); nothing outside it is read
   --model     a bundled key, a model folder, or a promoted model (evalrx model promote): its lineage goes in the report
   --lineage   the lineage file promoted models are read from (default .evalrx/lineage.jsonl)
@@ -185,6 +187,7 @@ export const command: Command = {
         question: { type: "string", short: "q" },
         holdout: { type: "string" },
         "max-tier": { type: "string" },
+        "min-tier": { type: "string" },
         seed: { type: "string" },
         sample: { type: "string" },
         out: { type: "string" },
@@ -203,9 +206,12 @@ export const command: Command = {
       usage,
     );
     if (positionals.length) throw new Error(`unexpected argument '${positionals[0]}'; usage: ${usage.split("\n")[0]}`);
-    const maxTier = (values["max-tier"] ?? "L3b") as Tier | "none";
-    if (maxTier !== "none" && !TIERS.includes(maxTier))
-      throw new Error(`--max-tier '${maxTier}' must be one of ${TIERS.join(", ")} or none`);
+    const { minTier, maxTier } = tierRange(values["min-tier"], values["max-tier"] ?? "L3b", {
+      min: "--min-tier",
+      max: "--max-tier",
+    });
+    if (values.agentic && values["min-tier"])
+      throw new Error("--min-tier is for the fixed loop: with --agentic the judge chooses which rungs to run");
     const seed = numberOption("seed", values.seed, "1") ?? 1;
     const out = resolve(values.out ?? ".evalrx/investigate");
     if (values.agentic && values.resume)
@@ -390,6 +396,7 @@ export const command: Command = {
         seed,
         alpha: 0.05,
         maxTier,
+        ...(minTier !== "L1" ? { minTier } : {}),
         ...(judge ? { judge } : {}),
         ...(values["search-probes"] ? { searchProbes: { budget: probeBudget ?? 400 } } : {}),
         ...(lessonFile
