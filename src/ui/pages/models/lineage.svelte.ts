@@ -31,6 +31,8 @@ export class LineageState {
   problems = $state.raw<readonly string[]>([]);
   failure = $state<string | undefined>();
   promoting = $state<string | undefined>();
+  /** The promoted model being loaded, by id. */
+  loading = $state<string | undefined>();
   readonly #app: AppServices;
   readonly #db: Promise<LineageDb>;
 
@@ -72,13 +74,39 @@ export class LineageState {
     this.failure = undefined;
     try {
       const parent = this.records.find((r) => r.id === offer.model);
-      const record = promote(offer.report, offer.repair.signature!, parent ? { parent } : {});
+      const weights = mergedWeights(offer.repair);
+      const record = promote(offer.report, offer.repair.signature!, {
+        ...(parent ? { parent } : {}),
+        ...(weights ? { weights } : {}),
+      });
       await (await this.#db).add(record);
       await this.refresh();
     } catch (error) {
       this.failure = `promoting ${offer.repair.candidate} failed: ${errorText(error)}`;
     } finally {
       this.promoting = undefined;
+    }
+  }
+
+  /**
+   * Loads a promoted model by its id in the model worker. The page runs new weights (L4: the merged folder in
+   * its model store) directly; a promotion that wraps a repair around them loads in the CLI only for now.
+   */
+  async load(id: string): Promise<void> {
+    this.failure = undefined;
+    const record = this.records.find((r) => r.id === id);
+    try {
+      if (!record) throw new Error(`no promoted model '${id}' in this browser`);
+      const why = loadableHere(record);
+      if (why) throw new Error(why);
+      this.loading = id;
+      const source = await this.#app.models.sourceFor(record.weights);
+      if (source.kind !== "files") throw new Error(`'${record.weights}' is not a folder in this browser`);
+      await this.#app.models.load({ ...source, key: record.id });
+    } catch (error) {
+      this.failure = `loading ${id} failed: ${errorText(error)}`;
+    } finally {
+      this.loading = undefined;
     }
   }
 
@@ -90,4 +118,24 @@ export class LineageState {
 /** A failure-rate change as the page writes it: "−28.3 pp" (negative: fewer failures). */
 export function deltaText(delta: number): string {
   return `${delta > 0 ? "+" : delta < 0 ? "−" : "±"}${Math.abs(100 * delta).toFixed(1)} pp`;
+}
+
+/** An L4 repair's merged folder, as its training record names it (`files:<name>` in the page). */
+export function mergedWeights(repair: ReportRepair): string | undefined {
+  const weights = repair.tier === "L4" ? repair.training?.["weights"] : undefined;
+  return typeof weights === "string" ? weights : undefined;
+}
+
+/**
+ * Why the page cannot load this promoted model itself, or undefined when it can: new weights kept in this
+ * browser's model store, with no repair wrapped around them.
+ *
+ * @example loadableHere({ ...record, weights: "files:tiny-vlm+lora-…@inv-1", wrappers: [] }) // undefined
+ */
+export function loadableHere(record: LineageRecord): string | undefined {
+  if (record.wrappers.length)
+    return `${record.id} wraps ${record.wrappers.join(", ")} around its weights; the page does not apply promoted wrappers yet — run it with evalrx investigate --model ${record.id}`;
+  if (!record.weights.startsWith("files:"))
+    return `${record.id}'s weights are '${record.weights}', not a folder kept in this browser`;
+  return undefined;
 }
