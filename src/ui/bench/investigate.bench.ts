@@ -3,6 +3,12 @@
  * set, seed 1, holdout 0.4, ceiling L3b) in the page — the loop in the model worker on ONNX Runtime Web (WASM) —
  * and the same command line in Node, one after the other in one run: wall times, their ratio, the longest
  * main-thread task while the page ran, and whether both reached the same verdicts. Called by `npm run bench:app`.
+ * Chromium's "toplevel" trace and V8's profile of the page's main thread run alongside: each long task's wall time
+ * beside its CPU time and the functions it ran. `EVALRX_BENCH_WORKER_PROFILE=1` also profiles the workers and
+ * prints what the model worker ran in each stage (it slows the worker a little: not for the ratio).
+ * `EVALRX_BENCH_PAGE_ONLY=1` stops after the page's lines (no CLI run), and `EVALRX_BENCH_SAMPLE=n` investigates
+ * n of the 600 cases: for profiling on a loaded machine, where the whole bench takes half an hour.
+ * `EVALRX_BENCH_SHOTS=dir` saves screenshots of the page there: while it runs (once M2 has started) and finished.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -11,6 +17,17 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { parseEventLines, type RunEvent } from "../../agent/events.ts";
 import type { BrowserHarness } from "../../node/browser-harness.ts";
+import { settledStatus, step } from "./bench-steps.ts";
+import {
+  busyIn,
+  profileFunctions,
+  startLongTaskRecording,
+  startWorkerProfiling,
+  stopLongTaskRecording,
+  taskFunctions,
+  type CpuProfile,
+  type TracedTask,
+} from "./long-task-profile.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const exec = promisify(execFile);
@@ -55,21 +72,72 @@ export async function benchInvestigate(
       await page.goto(`${harness.url}#/investigate`);
     }
     await page.getByTestId("investigate-dataset").selectOption("pope");
-    await page.getByTestId("investigate-sample").fill("");
+    const sample = process.env["EVALRX_BENCH_SAMPLE"] ?? "";
+    await page.getByTestId("investigate-sample").fill(sample);
     await page.getByTestId("investigate-seed").fill("1");
     await page.getByTestId("investigate-holdout").fill("0.4");
     await page.getByTestId("investigate-ceiling").selectOption("L3b");
-    await page.getByTestId("investigate-plan").filter({ hasText: "600 cases" }).waitFor();
+    await page
+      .getByTestId("investigate-plan")
+      .filter({ hasText: `${sample || "600"} cases` })
+      .waitFor();
     const from = await page.evaluate(() => performance.now());
+    const browser = harness.context.browser()!;
+    const recording = await startLongTaskRecording(browser, page);
+    const workerProfiling = process.env["EVALRX_BENCH_WORKER_PROFILE"]
+      ? await startWorkerProfiling(browser)
+      : undefined;
+    const profileEpoch = Date.now();
     const pageStart = Date.now();
     await page.getByTestId("start-investigation").click();
     // Polled once a second (a locator's wait polls the DOM many times a second: the bench's own main-thread work).
-    await page.waitForFunction(
-      () => document.querySelector('[data-testid="investigation-status"]')?.textContent?.trim() === "finished",
-      undefined,
-      { polling: 1000, timeout: 1_800_000 },
-    );
+    // It ends on any settled state: a failed run says so at once instead of holding the bench for 30 minutes.
+    const shots = process.env["EVALRX_BENCH_SHOTS"];
+    const running = shots
+      ? page
+          .getByTestId("panel-M2")
+          .waitFor({ timeout: 1_800_000 })
+          .then(() => page.screenshot({ path: join(shots, "investigate-running.png"), fullPage: true }))
+          .catch((error: unknown) => console.error(`no screenshot of the running investigation: ${String(error)}`))
+      : undefined;
+    const settled = await step("the 600-case investigation in the page", async () => {
+      const handle = await page.waitForFunction(
+        () => {
+          const text = document.querySelector('[data-testid="investigation-status"]')?.textContent?.trim() ?? "";
+          return ["finished", "failed", "cancelled", "interrupted"].includes(text) ? text : false;
+        },
+        undefined,
+        { polling: 1000, timeout: 1_800_000 },
+      );
+      return settledStatus((await handle.jsonValue()) as string);
+    });
     const pageSeconds = (Date.now() - pageStart) / 1000;
+    const workerProfiles = await workerProfiling?.stop();
+    const recorded = await stopLongTaskRecording(browser, recording);
+    if (settled !== "finished") {
+      const shown = (
+        await page
+          .locator(".actions")
+          .textContent()
+          .catch(() => null)
+      )
+        ?.replace(/\s+/g, " ")
+        .trim();
+      const log = await page
+        .getByTestId("investigation-log")
+        .locator("li")
+        .last()
+        .textContent()
+        .catch(() => null);
+      throw new Error(
+        `the investigation in the page ended '${settled}' after ${pageSeconds.toFixed(0)} s: ${shown ?? "(no message)"}; its last log line: ${log ?? "(none)"}`,
+      );
+    }
+    await running;
+    if (shots) {
+      await page.screenshot({ path: join(shots, "investigate-finished.png"), fullPage: true });
+      await page.getByTestId("growth-modes").screenshot({ path: join(shots, "investigate-modes.png") });
+    }
     const tasks = await page.evaluate((t0) => {
       const all = (window as unknown as { __investigateTasks: { start: number; duration: number }[] })
         .__investigateTasks;
@@ -82,42 +150,54 @@ export async function benchInvestigate(
     ]);
     const pageEvents = parseEventLines(readFileSync((await download.path())!, "utf8"));
 
-    const out = join(dir, "cli");
-    const cliStart = Date.now();
-    await exec(
-      process.execPath,
-      [
-        join(ROOT, "src/node/bin.mjs"),
-        "investigate",
-        "--seed",
-        "1",
-        "--holdout",
-        "0.4",
-        "--max-tier",
-        "L3b",
-        "--out",
-        out,
-      ],
-      { cwd: ROOT, encoding: "utf8", timeout: 1_800_000 },
-    );
-    const cliSeconds = (Date.now() - cliStart) / 1000;
-    const cliEvents = parseEventLines(readFileSync(join(out, "events.jsonl"), "utf8"));
-
     const stageMs = (events: readonly RunEvent[]) =>
       events
         .filter((e) => e.type === "stage.finished")
         .map((e) => `${String(e.payload["stage"])} ${(Number(e.payload["ms"]) / 1000).toFixed(1)}`)
         .join(" · ");
+    // The page's lines first: on a loaded machine the CLI's run after it takes minutes more.
+    const pageCpu = rendererCpuSeconds(recorded);
     line(
-      "600-case investigation, page (WASM) vs CLI",
-      `${pageSeconds.toFixed(1)} s vs ${cliSeconds.toFixed(1)} s → ${(pageSeconds / cliSeconds).toFixed(2)}× (target ≤ 1.5×)`,
+      "600-case investigation in the page (WASM)",
+      `${pageSeconds.toFixed(1)} s wall, ${pageCpu.toFixed(1)} s CPU in the page's tasks (every thread of its renderer)`,
     );
     line("  stages in the page, s", stageMs(pageEvents));
-    line("  stages in the CLI, s", stageMs(cliEvents));
     line(
       "600-case investigation: longest main-thread task",
       `${tasks.max.toFixed(0)} ms (${tasks.count} over 50 ms; target ≤ 200 ms)`,
     );
+    traceLines(line, recorded, pageEvents, profileEpoch, workerProfiles);
+
+    if (process.env["EVALRX_BENCH_PAGE_ONLY"]) return;
+    const out = join(dir, "cli");
+    const cliStart = Date.now();
+    const cpuBefore = childCpuSeconds();
+    await step("the same investigation in the CLI", () =>
+      exec(
+        process.execPath,
+        [
+          join(ROOT, "src/node/bin.mjs"),
+          "investigate",
+          "--seed",
+          "1",
+          "--holdout",
+          "0.4",
+          "--max-tier",
+          "L3b",
+          "--out",
+          out,
+        ],
+        { cwd: ROOT, encoding: "utf8", timeout: 1_800_000 },
+      ),
+    );
+    const cliSeconds = (Date.now() - cliStart) / 1000;
+    const cliCpu = childCpuSeconds() - cpuBefore;
+    const cliEvents = parseEventLines(readFileSync(join(out, "events.jsonl"), "utf8"));
+    line(
+      "600-case investigation, page (WASM) vs CLI",
+      `${pageSeconds.toFixed(1)} s vs ${cliSeconds.toFixed(1)} s → ${(pageSeconds / cliSeconds).toFixed(2)}× (target ≤ 1.5×); CPU ${pageCpu.toFixed(1)} s vs ${cliCpu.toFixed(1)} s → ${(pageCpu / cliCpu).toFixed(2)}×`,
+    );
+    line("  stages in the CLI, s", stageMs(cliEvents));
     const same = verdictsOf(pageEvents) === verdictsOf(cliEvents);
     line(
       "  verdicts, page vs CLI",
@@ -127,5 +207,94 @@ export async function benchInvestigate(
   } finally {
     await page.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * CPU seconds of this process's finished children (/proc/self/stat's cutime + cstime): a child's time is added
+ * once it has exited and been waited for, so the difference around one `exec` is that command's CPU time.
+ */
+function childCpuSeconds(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // Fields 16 and 17 of stat(5), counted from the state (field 3) on here.
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+/** CPU seconds of the measured page's renderer in the trace: every thread of the process that ran its main thread. */
+function rendererCpuSeconds(recorded: Awaited<ReturnType<typeof stopLongTaskRecording>>): number {
+  const pid = recorded.mainThread.split(":")[0];
+  let ms = 0;
+  for (const [thread, t] of recorded.threads)
+    if (thread.split(":")[0] === pid) ms += t.tasks.reduce((n, task) => n + task.cpuMs, 0);
+  return ms / 1000;
+}
+
+/** The ticks (µs, Chromium's clock) of an event's ISO time, from the profile's start and the wall time then. */
+const ticksOf = (profile: CpuProfile, epoch: number, iso: string) =>
+  profile.startTime + (Date.parse(iso) - epoch) * 1000;
+
+/**
+ * The trace's lines: the longest main-thread tasks by wall and by CPU time with what they ran and when (seconds
+ * into the run, and the stage then), the main thread's busiest functions, and each stage's model-worker time.
+ */
+function traceLines(
+  line: (label: string, value: string) => void,
+  recorded: Awaited<ReturnType<typeof stopLongTaskRecording>>,
+  events: readonly RunEvent[],
+  epoch: number,
+  workerProfiles: { url: string; profile: CpuProfile }[] | undefined,
+): void {
+  const { tasks, profile, threads } = recorded;
+  const ms = (x: number) => `${x.toFixed(0)} ms`;
+  const stages = events
+    .filter((e) => e.type === "stage.started" || e.type === "stage.finished")
+    .map((e) => ({
+      at: ticksOf(profile, epoch, e.ts),
+      stage: String(e.payload["stage"]),
+      start: e.type === "stage.started",
+    }));
+  const stageAt = (ts: number) => {
+    let current = "before M1";
+    for (const s of stages) if (s.at <= ts) current = s.start ? s.stage : `after ${s.stage}`;
+    return current;
+  };
+  const t0 = profile.startTime;
+  const during = tasks.filter((t) => t.ts >= t0 && t.ts <= profile.endTime);
+  const byWall = [...during].sort((a, b) => b.wallMs - a.wallMs);
+  const byCpu = [...during].sort((a, b) => b.cpuMs - a.cpuMs);
+  const cpuTotal = during.reduce((n, t) => n + t.cpuMs, 0);
+  line(
+    "  main thread in Chromium's trace",
+    `longest ${ms(byWall[0]?.wallMs ?? 0)} wall (${ms(byWall[0]?.cpuMs ?? 0)} of it on a CPU); longest on a CPU ${ms(byCpu[0]?.cpuMs ?? 0)}; ${during.filter((t) => t.wallMs > 50).length} over 50 ms wall, ${during.filter((t) => t.cpuMs > 50).length} over 50 ms CPU, ${(cpuTotal / 1000).toFixed(1)} s CPU in all`,
+  );
+  const describe = (t: TracedTask) => {
+    const f = taskFunctions(profile, t, 4);
+    return `${ms(t.wallMs)} wall / ${ms(t.cpuMs)} CPU at ${((t.ts - t0) / 1e6).toFixed(1)} s (${stageAt(t.ts)}): ${f.total.join("; ")}`;
+  };
+  for (const t of byCpu.slice(0, 3)) line("    a longest task on a CPU", describe(t));
+  if (byWall[0] && !byCpu.slice(0, 3).includes(byWall[0]))
+    line("    the longest task by wall time", describe(byWall[0]));
+  const whole = profileFunctions(profile, 8);
+  line("  main thread's functions, self time", whole.self.join("; "));
+  line("  main thread's functions, total time", whole.total.join("; "));
+  const workers = [...threads.values()].filter((t) => t.name === "DedicatedWorker thread");
+  const windows = stages
+    .filter((s) => s.start)
+    .map((s) => ({
+      stage: s.stage,
+      from: s.at,
+      to: stages.find((e) => !e.start && e.stage === s.stage && e.at >= s.at)?.at ?? profile.endTime,
+    }));
+  for (const w of windows) {
+    const busy = workers.map((t) => ({ ...busyIn(t.tasks, w.from, w.to) })).sort((a, b) => b.cpuMs - a.cpuMs)[0];
+    const main = busyIn(during, w.from, w.to);
+    const fns = workerProfiles
+      ?.map((p) => ({ p, f: taskFunctions(p.profile, { ts: w.from, wallMs: (w.to - w.from) / 1000, cpuMs: 0 }, 6) }))
+      .sort((a, b) => b.f.sampledMs - a.f.sampledMs)[0];
+    line(
+      `  ${w.stage}: ${((w.to - w.from) / 1e6).toFixed(1)} s`,
+      `busiest worker ${((busy?.wallMs ?? 0) / 1000).toFixed(1)} s in tasks, ${((busy?.cpuMs ?? 0) / 1000).toFixed(1)} s CPU; main thread ${(main.cpuMs / 1000).toFixed(1)} s CPU${fns ? ` | ${fns.p.url.split("/").pop()}: self ${taskFunctions(fns.p.profile, { ts: w.from, wallMs: (w.to - w.from) / 1000, cpuMs: 0 }, 6).self.join("; ")}` : ""}`,
+    );
   }
 }
