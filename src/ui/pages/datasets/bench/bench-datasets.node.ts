@@ -7,9 +7,25 @@
  * the first rows of the table (target ≤ 1 s); and the main thread's long tasks (PerformanceObserver
  * "longtask") while importing, opening and scrolling (target: none over 50 ms while scrolling).
  *
- * `benchDatasetsPage(harness)` is the part `npm run bench:app` can call with its own harness.
+ * `BENCH_ROWS` sets the rows (100k). `BENCH_BASELINE_APP_DIR` names another build of the app (e.g. built from
+ * the commit before a change): the case table is then also scrolled on it and on this build in turn (A B A B),
+ * on one origin and one database, and their main-thread CPU compared. `BENCH_TRACE_DIR` keeps the traces.
+ *
+ * `benchDatasetsPage(harness)` is the part `npm run bench:app` calls with its own harness.
  */
-import { createWriteStream, createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  createWriteStream,
+  createReadStream,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -64,6 +80,33 @@ export interface DatasetsBench {
   readonly scrollTrace: TraceTasks;
   readonly filterMs: number;
   readonly filterCount: number;
+  /** With a baseline build: the same scroll on it and on this build, alternated in this run (A B A B). */
+  readonly scrollPairs?: readonly ScrollPair[];
+}
+
+/** One scroll of the case table on one build, from a Chromium trace. */
+export interface ScrollPair {
+  readonly build: "baseline" | "this build";
+  readonly longestWall: number;
+  readonly longestCpu: number;
+  readonly over50Cpu: number;
+  readonly over50Wall: number;
+  readonly mainCpuMs: number;
+}
+
+/**
+ * Puts another build of the app (`BENCH_BASELINE_APP_DIR`, e.g. one built from the commit before a change)
+ * beside the one served, on the same origin, so both read the same IndexedDB: its index.html becomes
+ * `/baseline.html` and its hashed assets join `assets/` (a name both builds have is the same file).
+ */
+export function addBaseline(outDir: string, baselineDir: string): string {
+  if (!existsSync(join(baselineDir, "index.html")))
+    throw new Error(`${baselineDir} is not a built app (no index.html)`);
+  copyFileSync(join(baselineDir, "index.html"), join(outDir, "baseline.html"));
+  for (const name of readdirSync(join(baselineDir, "assets")))
+    if (!existsSync(join(outDir, "assets", name)))
+      cpSync(join(baselineDir, "assets", name), join(outDir, "assets", name));
+  return "/baseline.html";
 }
 
 /**
@@ -135,6 +178,8 @@ export interface TraceTasks {
   readonly mainCpuSeconds: number;
   /** CPU seconds of the busiest worker thread alone (the model worker during an eval). */
   readonly busiestWorkerCpuSeconds: number;
+  /** CPU seconds of every thread of the page's renderer process (main, workers, compositor, raster, V8's helpers). */
+  readonly rendererCpuSeconds: number;
 }
 
 /**
@@ -181,6 +226,7 @@ export async function traced<T>(
         .map((e) => `${e.pid}:${e.tid}`),
     );
   const mains = threads(/^CrRendererMain$/);
+  const rendererPids = new Set([...mains].map((thread) => Number(thread.split(":")[0])));
   const workers = threads(/^DedicatedWorker thread$/);
   const tasks = traceEvents.filter(
     (e) => e.ph === "X" && /RunTask$/.test(e.name) && mains.has(`${e.pid}:${e.tid}`) && e.dur !== undefined,
@@ -209,6 +255,15 @@ export async function traced<T>(
       workerCpuSeconds: workerCpu,
       busiestWorkerCpuSeconds: Math.max(0, ...perWorker.values()),
       mainCpuSeconds: topLevelCpuSeconds(tasks),
+      // The busiest renderer: the page measured (another tab left open idles meanwhile).
+      rendererCpuSeconds: Math.max(
+        0,
+        ...[...rendererPids].map((pid) =>
+          topLevelCpuSeconds(
+            traceEvents.filter((e) => e.ph === "X" && /RunTask$/.test(e.name) && e.pid === pid && e.dur !== undefined),
+          ),
+        ),
+      ),
     },
   };
 }
@@ -232,7 +287,12 @@ const longest = (tasks: LongTask[]) => tasks.reduce((m, t) => Math.max(m, t.dura
  * Drives the Datasets page of the app `harness` serves with `file` (a JSONL of `rows` rows, named
  * `bench.jsonl` so its dataset is `bench`): check, import, open the table, scroll, filter.
  */
-export async function benchDatasetsPage(harness: BrowserHarness, file: string, rows: number): Promise<DatasetsBench> {
+export async function benchDatasetsPage(
+  harness: BrowserHarness,
+  file: string,
+  rows: number,
+  baseline?: string,
+): Promise<DatasetsBench> {
   const page = await harness.context.newPage();
   await page.setViewportSize({ width: 1280, height: 900 });
   const errors: string[] = [];
@@ -307,8 +367,36 @@ export async function benchDatasetsPage(harness: BrowserHarness, file: string, r
     const filterMs = Date.now() - filterStart - 200; // the input waits 200 ms for a pause in typing
     const filterText = (await page.getByTestId("case-count").innerText()).replace(/,/g, "");
     const filterCount = Number(/(\d+) of/.exec(filterText)?.[1]);
+    // The same scroll on a baseline build and on this one, alternated, each page opened afresh on the table.
+    const scrollPairs: ScrollPair[] = [];
+    if (baseline)
+      for (let round = 0; round < 2; round++)
+        for (const [build, path] of [
+          ["baseline", baseline],
+          ["this build", "/"],
+        ] as const) {
+          await page.goto(`${harness.url}${path}#/datasets/bench`);
+          await page.getByTestId("case-row").first().waitFor({ timeout: 60_000 });
+          await page.locator('[data-testid="filters"] .chip').first().waitFor({ timeout: 120_000 });
+          await page.waitForTimeout(500);
+          const since = await now(page);
+          const run = await traced(page, async () => {
+            await page.evaluate<number>(`__bench.scroll()`);
+            await page.waitForTimeout(300);
+          });
+          const observed = await longTasks(page, since);
+          scrollPairs.push({
+            build,
+            longestWall: longest(observed),
+            over50Wall: observed.filter((t) => t.duration > 50).length,
+            longestCpu: run.tasks.longestCpu,
+            over50Cpu: run.tasks.over50Cpu,
+            mainCpuMs: run.tasks.mainCpuSeconds * 1000,
+          });
+        }
     if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
     return {
+      ...(scrollPairs.length && { scrollPairs }),
       rows,
       settleSeconds,
       checkSeconds,
@@ -351,6 +439,24 @@ export function datasetsBenchLines(b: DatasetsBench, nodeRowsPerSecond?: number)
     `scrolling it (${b.scrollFrames} frames)          longest task ${ms(b.scrollLongest)}, ${b.scrollOver50} over 50 ms (PerformanceObserver; target: none — ${b.scrollOver50 === 0 ? "met" : "MISSED"}); ` +
       `${cpu(b.scrollTrace)}, ${b.scrollTrace.over50Cpu} over 50 ms of CPU; main thread ${(b.scrollTrace.mainCpuSeconds * 1000).toFixed(0)} ms of CPU in all`,
     `filter expression over ${b.rows} cases  ${ms(b.filterMs)} to the count, in the worker (${b.filterCount} kept)`,
+    ...scrollPairLines(b.scrollPairs ?? []),
+  ];
+}
+
+/** The baseline-against-this-build scrolls, one line each, then the ratio of their main-thread CPU time. */
+function scrollPairLines(pairs: readonly ScrollPair[]): string[] {
+  if (!pairs.length) return [];
+  const ms = (x: number) => `${Math.round(x)} ms`;
+  const cpu = (build: ScrollPair["build"]) =>
+    pairs.filter((p) => p.build === build).reduce((n, p) => n + p.mainCpuMs, 0) /
+    pairs.filter((p) => p.build === build).length;
+  return [
+    ...pairs.map(
+      (p) =>
+        `  scroll on ${p.build.padEnd(10)}         main thread ${ms(p.mainCpuMs)} of CPU; longest task ${ms(p.longestWall)} wall ` +
+        `(${p.over50Wall} over 50 ms), ${ms(p.longestCpu)} CPU (${p.over50Cpu} over 50 ms) (trace)`,
+    ),
+    `  scroll, this build / baseline       main-thread CPU ${(cpu("this build") / cpu("baseline")).toFixed(2)}× (mean of ${pairs.length / 2} each, alternated)`,
   ];
 }
 
@@ -370,8 +476,12 @@ async function main() {
     console.log(`Node file store (same file)  ${node.rows} rows = ${Math.round(nodeRate).toLocaleString("en")} rows/s`);
     const harness = await startBrowserHarness();
     try {
-      const result = await benchDatasetsPage(harness, file, rows);
+      const baselineDir = process.env["BENCH_BASELINE_APP_DIR"];
+      const baseline = baselineDir ? addBaseline(harness.outDir, baselineDir) : undefined;
+      console.log(`load average ${readFileSync("/proc/loadavg", "utf8").trim()}`);
+      const result = await benchDatasetsPage(harness, file, rows, baseline);
       for (const l of datasetsBenchLines(result, nodeRate)) console.log(l);
+      console.log(`load average ${readFileSync("/proc/loadavg", "utf8").trim()}`);
       if (harness.foreignRequests.length) console.log(`foreign requests: ${harness.foreignRequests.join(", ")}`);
     } finally {
       await harness.close();
