@@ -1,5 +1,5 @@
 /**
- * `npm run bench:l4 [-- --seeds 3] [--data FILE]`: `investigate --max-tier L4` on planted-vlm once per seed (the
+ * `npm run bench:l4 [-- --seeds 3] [--data FILE]` (`-- --page [--sample 200]`: L4 in the page against Node instead): `investigate --max-tier L4` on planted-vlm once per seed (the
  * seed moves the holdout split and every resampling), tallying what M5's L4 rung — the head adapter, trained on
  * the exploration split and validated on the sealed cases like every rung — did: reached (no lower rung
  * validated), fixed > broken, validated (paired test, yes-bias control, no-free-lunch), and the no-free-lunch
@@ -30,8 +30,20 @@ function rgba(bytes: Uint8Array): ImagePixels {
 }
 
 const { values } = parseArgs({
-  options: { seeds: { type: "string" }, "seed-offset": { type: "string" }, data: { type: "string" } },
+  options: {
+    seeds: { type: "string" },
+    "seed-offset": { type: "string" },
+    data: { type: "string" },
+    page: { type: "boolean" },
+    sample: { type: "string" },
+  },
 });
+if (values.page) {
+  // L4 in the page (WASM) against Node, side by side (bench-l4-page.node.ts).
+  const { benchL4Page } = await import("./bench-l4-page.node.ts");
+  await benchL4Page(Number(values.sample ?? 200));
+  process.exit(0);
+}
 const seeds = Array.from({ length: Number(values.seeds ?? 3) }, (_, i) => i + 1 + Number(values["seed-offset"] ?? 0));
 const dataPath = resolve(values.data ?? join(REPO_ROOT, "public/demo/pope.jsonl"));
 const cases = (await importDataset(new Uint8Array(readFileSync(dataPath)), { name: "pope.jsonl" })).cases;
