@@ -6,6 +6,7 @@ import { href, type Route } from "../../app/routes.ts";
 import { errorText } from "../../app/errors.ts";
 import { downloadBlob } from "../runs/run-files.ts";
 import { loadReport, readReportFile, saveReport } from "./report-store.ts";
+import { inSlices } from "./slices.ts";
 
 /** This page's route, `#/report[/<id>]`: open a report.json and list stored reports, or read one. */
 export type ReportRoute = { readonly page: "report"; readonly id?: string };
@@ -41,6 +42,12 @@ function nextTask(): Promise<void> {
     channel.port2.postMessage(undefined);
   });
 }
+
+/**
+ * The main thread's slice for building the view's sections: as many per task as fit in it (one per task waited
+ * for a task 14 times, tens of ms each on a loaded machine), and no task much over it.
+ */
+const SLICE_MS = 12;
 
 /** Figure widths are rounded to this step, so a resize by a few px does not rebuild every scene. */
 const WIDTH_STEP = 40;
@@ -108,8 +115,8 @@ export class ReportState {
   /**
    * The report's view; rebuilt when the report or the width changes (opacity redraws the overlays only). Not
    * built before the page has measured its width, so a report is drawn once, not once at a guess and again.
-   * Its sections are built one task each (the evidence cases and figures of a 600-case report hold the main
-   * thread for a long task when built at once) and the view is put on screen whole, once built.
+   * Its sections are built in slices of a few ms (the evidence cases and figures of a 600-case report hold the
+   * main thread for a long task when built at once) and the view is put on screen whole, once built.
    */
   view = $state.raw<ReportView | undefined>();
   #building = 0;
@@ -127,13 +134,9 @@ export class ReportState {
   async #build(report: Report, width: number): Promise<void> {
     const token = ++this.#building;
     const parts = reportViewParts(report, { width });
-    const sections: SectionView[] = [];
-    for (const build of parts.sections) {
-      await nextTask();
-      if (token !== this.#building || this.#disposed) return;
-      const section = build();
-      if (section) sections.push(section);
-    }
+    const built = await inSlices(parts.sections, SLICE_MS, nextTask, () => token === this.#building && !this.#disposed);
+    if (!built) return;
+    const sections = built.filter((s): s is SectionView => !!s);
     this.view = { title: parts.title, header: parts.header, sections, width: parts.width };
   }
 
