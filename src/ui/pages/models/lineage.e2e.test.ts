@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { invertedL4Report } from "../../../agent/l4/l4-report.node.ts";
 import { plantedDimReport } from "../../../agent/lineage/planted-report.node.ts";
 import { startBrowserHarness, type BrowserHarness } from "../../../node/browser-harness.ts";
 import { REPO_ROOT } from "../../../models/load.node.ts";
@@ -13,7 +14,11 @@ let harness: BrowserHarness;
 let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "evalrx-lineage-e2e-"));
-  [harness] = await Promise.all([startBrowserHarness(), plantedDimReport(join(dir, "inv"))]);
+  [harness] = await Promise.all([
+    startBrowserHarness(),
+    plantedDimReport(join(dir, "inv")),
+    invertedL4Report(join(dir, "l4")),
+  ]);
 }, 240_000);
 afterAll(async () => {
   await harness?.close();
@@ -61,6 +66,31 @@ it("a stored investigation's validated repair is promoted on the Models page and
   await page.screenshot({ path: join(REPO_ROOT, "tmp/screens/models-lineage.png") });
   await chain.getByRole("link", { name: "report" }).click();
   await page.getByTestId("report-end").waitFor({ timeout: 30_000 });
+
+  // An L4 repair (new weights) is promoted with its merged folder; its chain says where the weights are.
+  await page.goto(`${harness.url}#/report`);
+  await page
+    .getByTestId("open-report")
+    .locator('input[type="file"]')
+    .first()
+    .setInputFiles(join(dir, "l4/report.json"));
+  await page.getByTestId("report-end").waitFor({ timeout: 30_000 });
+  await page.goto(`${harness.url}#/models`);
+  const l4Offer = page.getByTestId("promotion-offer").filter({ hasText: "L4" });
+  await l4Offer.waitFor();
+  await l4Offer.getByTestId("promote").click();
+  const l4Chain = page.locator(
+    '[data-testid="lineage-chain"][data-model="tiny-vlm+lora-lm_head-r4-a8-steps200-seed1"]',
+  );
+  await l4Chain.waitFor();
+  expect(words(await l4Chain.textContent())).toMatch(
+    /tiny-vlm original → tiny-vlm\+lora-lm_head-r4-a8-steps200-seed1 L4 LoRA head adapter \(rank 4\): failures −/,
+  );
+  // Weights written by the CLI are a folder on disk, not one kept in this browser: the page says so.
+  expect(words(await l4Chain.textContent())).toMatch(/not a folder kept in this browser/);
+  mkdirSync(join(REPO_ROOT, "tmp/h19"), { recursive: true });
+  await page.getByTestId("lineage").scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(REPO_ROOT, "tmp/h19/models-lineage-l4.png") });
   expect(errors).toEqual([]);
   expect(harness.foreignRequests).toEqual([]);
 }, 120_000);
