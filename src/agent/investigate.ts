@@ -16,6 +16,7 @@ import { runLoop, timed, type LoopResult } from "./loop.ts";
 import type { FailureModeOptions } from "./modes/failure-modes.ts";
 import { MODE_COLUMN, modeDistances } from "./modes/mode-loop.ts";
 import { growDataset } from "./probes/grow-dataset.ts";
+import { WRITABLE_ATTENTION } from "./agentic/tools.ts";
 import {
   readLessons,
   recordLessons,
@@ -153,9 +154,6 @@ export function probedTable(
     tags,
   };
 }
-
-/** Attention signals M5 can write back: the image tokens' share (or its ratio to the rest) and the sink's mass. */
-const WRITABLE_ATTENTION = /^(attention\.image(Share|Ratio)|sink\.mass)/;
 
 /** Tags of each analyzer's signal prefix, so M3 and the protocol gate know what a signal measures. */
 export const SIGNAL_TAGS = new Map<string, readonly string[]>([
