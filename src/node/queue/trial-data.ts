@@ -21,8 +21,12 @@ export interface TrialInput {
 
 /**
  * One work item on the queue: a few trials of one run (a batch), everything
- * a worker needs to run them. A batch, not a trial, so the queue's own cost
- * (a few Redis round trips, ~2.5 ms) is paid once for several ~3 ms trials.
+ * a worker needs to run them but the images, which it names by content
+ * ({@link imageKey}): each image goes to Redis once ({@link imageRedisKey})
+ * and a worker keeps the ones it has read, so an item is a few hundred bytes
+ * of ids and prompts, not kilobytes of base64, however often its images recur.
+ * A batch, not a trial, so the queue's own cost (a few Redis round trips,
+ * ~2.5 ms) is paid once for several ~3 ms trials.
  */
 export interface TrialData {
   readonly runId: string;
@@ -31,7 +35,8 @@ export interface TrialData {
   /** The model files' hashes the run's fingerprint holds: a worker whose copy differs refuses the item. */
   readonly identity: Fingerprint["model"];
   readonly trials: readonly TrialInput[];
-  readonly images: readonly EncodedImage[];
+  /** The content keys of the images the trials hold, each once. */
+  readonly images: readonly string[];
 }
 
 /** What a worker answers for one trial: the model's output, or the model's error (a trial's error, recorded as such). */
@@ -69,7 +74,28 @@ export function batchJobId(runId: string, trials: readonly { caseId: string; rep
     .join("/");
 }
 
-/** An image as a work item carries it. */
+/** How long an image stays on Redis after a run last sent it (a work item retried later than this fails, saying so). */
+export const IMAGE_TTL_SECONDS = 24 * 3600;
+
+/**
+ * Which image is this, by content? The same bytes (or the same decoded
+ * pixels and size) always get the same key, any other image another, so a
+ * worker may keep an image it read under its key for every later item.
+ *
+ * @example imageKey(pngBytes) // "b-<64 hex>"; decoded pixels give "p<width>x<height>-<64 hex>"
+ */
+export function imageKey(image: NonNullable<ModelInput["image"]>): string {
+  if (image instanceof Uint8Array) return `b-${createHash("sha256").update(image).digest("hex")}`;
+  const bytes = new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength);
+  return `p${image.width}x${image.height}-${createHash("sha256").update(bytes).digest("hex")}`;
+}
+
+/** Where on Redis the image of key `key` (see {@link imageKey}) lies, beside the queue's own keys. */
+export function imageRedisKey(key: string): string {
+  return `${TRIAL_QUEUE}:image:${key}`;
+}
+
+/** An image as it is kept on Redis. */
 export function encodeImage(image: NonNullable<ModelInput["image"]>): EncodedImage {
   if (image instanceof Uint8Array) return { bytes: Buffer.from(image).toString("base64") };
   return {

@@ -9,8 +9,10 @@ import { connectionOptions, parseRedisUrl, requireNoEviction } from "./redis.ts"
 import {
   batchJobId,
   encodeImage,
+  IMAGE_TTL_SECONDS,
+  imageKey,
+  imageRedisKey,
   TRIAL_QUEUE,
-  type EncodedImage,
   type TrialBatchResult,
   type TrialData,
   type TrialInput,
@@ -158,6 +160,36 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
     );
   });
 
+  // Images by content: each image object hashed once, and its bytes put on Redis once (again when half its time
+  // there has passed), so a work item carries its images' keys only.
+  const keys = new WeakMap<object, string>();
+  const keyOf = (image: NonNullable<ModelInput["image"]>): string => {
+    let key = keys.get(image);
+    if (key === undefined) keys.set(image, (key = imageKey(image)));
+    return key;
+  };
+  const sentAt = new Map<string, number>();
+  const upload = async (batch: readonly { input: ModelInput }[], wanted: readonly string[]): Promise<void> => {
+    const now = Date.now();
+    const stale = (key: string) => now - (sentAt.get(key) ?? -Infinity) > (IMAGE_TTL_SECONDS * 1000) / 2;
+    if (!wanted.some(stale)) return;
+    const write = admin.multi();
+    const done = new Set<string>();
+    for (const { input } of batch) {
+      if (input.image === undefined) continue;
+      const key = keyOf(input.image);
+      if (done.has(key) || !stale(key)) continue;
+      done.add(key);
+      write.set(imageRedisKey(key), JSON.stringify(encodeImage(input.image)), "EX", IMAGE_TTL_SECONDS);
+    }
+    const answers = (await write.exec()) ?? [];
+    const failed = answers.find(([error]) => error);
+    if (failed) throw new Error(`cannot put a work item's image on Redis: ${failed[0]!.message}`);
+    // A long-lived coordinator forgets what it sent rather than growing without bound; it sends it again.
+    if (sentAt.size > 100_000) sentAt.clear();
+    for (const key of done) sentAt.set(key, now);
+  };
+
   const widened = new WeakSet<AbortSignal>();
   const trials = (plan: TrialPlan): Model => {
     // runEval derives each trial's seed from (base, case, repeat): that seed, with the prompt, names the trial.
@@ -192,16 +224,16 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
 
     /** Adds one work item; `answered` is called once per trial when its caller has its answer (or error). */
     const send = async (batch: readonly Waiting[], answered: () => void): Promise<void> => {
-      // Trials of one image (several questions per image) carry it once.
+      // Trials of one image (several questions per image) name it once; its bytes go to Redis once.
       const imageIndex = new Map<object, number>();
-      const images: EncodedImage[] = [];
+      const images: string[] = [];
       const inputs: TrialInput[] = batch.map((w) => {
         const image = w.input.image;
         let index: number | undefined;
         if (image !== undefined) {
           index = imageIndex.get(image);
           if (index === undefined) {
-            index = images.push(encodeImage(image)) - 1;
+            index = images.push(keyOf(image)) - 1;
             imageIndex.set(image, index);
           }
         }
@@ -213,6 +245,7 @@ export async function openTrialQueue(url: string, options: TrialQueueOptions = {
           options: w.options,
         };
       });
+      await upload(batch, images);
       const data: TrialData = { runId: plan.runId, model: plan.name, identity: plan.identity, trials: inputs, images };
       const jobId = batchJobId(plan.runId, inputs);
       const answer = new Promise<TrialBatchResult>((resolve, reject) => answers.set(jobId, { resolve, reject }));

@@ -1,10 +1,15 @@
 import { Worker, type Job } from "bullmq";
+import { Redis } from "ioredis";
+import type { ModelInput } from "../../core/index.ts";
 import { faultPoint } from "../faults.ts";
 import { ModelCache, resolveModel } from "../companion/models.ts";
 import { connectionOptions, parseRedisUrl, requireNoEviction } from "./redis.ts";
 import {
   decodeImage,
+  IMAGE_TTL_SECONDS,
+  imageRedisKey,
   TRIAL_QUEUE,
+  type EncodedImage,
   type TrialBatchResult,
   type TrialData,
   type TrialProgress,
@@ -38,6 +43,8 @@ export interface TrialWorker {
 
 /** While a work item runs, its progress is written at most this often (each write is a Redis round trip). */
 const BEAT_MS = 250;
+/** Images a worker keeps by key, read last (a dataset's images recur across its splits and repeats). */
+const KEPT_IMAGES = 512;
 
 /**
  * Consumes the trial queue: each work item is a batch of generations with
@@ -69,11 +76,42 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
   const hang = process.env["EVALRX_WORKER_HANG"] === "1";
   const killAfter = process.env["EVALRX_WORKER_KILL_AFTER"];
   let started = 0;
+  // Read once: the fault point sits in every trial's path.
+  const faultAtGenerate = process.env["EVALRX_FAULT_AT"]?.startsWith("worker-generate") ?? false;
+  const images = new Redis(connectionOptions(address));
+  // A dropped connection is retried by ioredis; a read that fails fails its item, which is retried.
+  images.on("error", (error: Error) => warn(`worker ${me}: images: ${error.message}`));
+  const kept = new Map<string, NonNullable<ModelInput["image"]>>();
+  /** The item's images by key: those kept here, the others read from Redis in one round trip. */
+  const imagesOf = async (job: Job<TrialData, TrialBatchResult>): Promise<NonNullable<ModelInput["image"]>[]> => {
+    const keys = job.data.images;
+    const missing = [...new Set(keys.filter((k) => !kept.has(k)))];
+    if (missing.length) {
+      const values = await images.mget(...missing.map(imageRedisKey));
+      for (const [i, value] of values.entries()) {
+        if (value === null)
+          throw new Error(
+            `work item ${job.id}: its image ${missing[i]} is not on Redis (an image stays ${IMAGE_TTL_SECONDS / 3600} h after its run last sent it); run the eval again`,
+          );
+        kept.set(missing[i]!, decodeImage(JSON.parse(value) as EncodedImage));
+        if (kept.size > KEPT_IMAGES) kept.delete(kept.keys().next().value!);
+      }
+    }
+    return keys.map((k) => {
+      const image = kept.get(k)!;
+      // Read last: it is kept longest.
+      kept.delete(k);
+      kept.set(k, image);
+      return image;
+    });
+  };
 
   const process_ = async (job: Job<TrialData, TrialBatchResult>): Promise<TrialBatchResult> => {
     const data = job.data;
-    if (!Array.isArray(data.trials) || !Array.isArray(data.images))
-      throw new Error(`work item ${job.id} holds no trials list; it was put there by an older companion`);
+    if (!Array.isArray(data.trials) || !Array.isArray(data.images) || data.images.some((k) => typeof k !== "string"))
+      throw new Error(
+        `work item ${job.id} holds no trials list with image keys; it was put there by an older companion`,
+      );
     const beat = (stage: TrialProgress["stage"], done: number) =>
       job.updateProgress({ at: Date.now(), stage, worker: me, done });
     // A model not loaded yet may take a while: say so first, so the watchdog does not take the item back.
@@ -92,19 +130,19 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
     if (cold) await beat("generating", 0);
     let lastBeat = Date.now();
     if (hang) await new Promise<never>(() => undefined);
-    const images = data.images.map(decodeImage);
+    const itemImages = await imagesOf(job);
     const results: TrialResult[] = [];
     for (const [i, trial] of data.trials.entries()) {
       if (Date.now() - lastBeat > BEAT_MS) {
         lastBeat = Date.now();
         await beat("generating", i);
       }
-      faultPoint("worker-generate");
+      if (faultAtGenerate) faultPoint("worker-generate");
       // kill -9 in the middle of the (n+1)-th trial: a seeded point of a kill test.
       if (killAfter !== undefined && ++started > Number(killAfter)) process.kill(process.pid, "SIGKILL");
-      const image = trial.image !== undefined ? images[trial.image] : undefined;
+      const image = trial.image !== undefined ? itemImages[trial.image] : undefined;
       if (trial.image !== undefined && image === undefined)
-        throw new Error(`work item ${job.id}: trial ${i} names image ${trial.image} of ${images.length}`);
+        throw new Error(`work item ${job.id}: trial ${i} names image ${trial.image} of ${itemImages.length}`);
       try {
         const output = await loaded.model.generate(
           { prompt: trial.prompt, ...(image !== undefined ? { image } : {}) },
@@ -139,6 +177,7 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
     trials: () => trialsRun,
     async close() {
       await worker.close(true);
+      images.disconnect();
       await models.dispose();
     },
   };

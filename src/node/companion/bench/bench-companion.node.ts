@@ -19,6 +19,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "n
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
+import { Redis } from "ioredis";
 import { FileStore } from "../../../store/files.node.ts";
 import type { ItemRecord } from "../../../store/types.ts";
 import { applyStoreOp, CompanionClient } from "../../../ui/companion/client.ts";
@@ -48,6 +49,13 @@ const exec = promisify(execFile);
 
 const dir = mkdtempSync(join(tmpdir(), "evalrx-bench-companion-"));
 const redis = await startRedis();
+const redisStats = new Redis(redis.port, "127.0.0.1");
+/** Bytes Redis has read and written so far (every client), from INFO stats. */
+async function redisBytes(): Promise<{ in: number; out: number }> {
+  const info = await redisStats.info("stats");
+  const read = (name: string) => Number(new RegExp(`${name}:(\\d+)`).exec(info)?.[1] ?? Number.NaN);
+  return { in: read("total_net_input_bytes"), out: read("total_net_output_bytes") };
+}
 const store = await FileStore.open(join(dir, "store"));
 const models = new ModelCache();
 const children = new Set<ChildProcess>();
@@ -134,6 +142,8 @@ interface Measured {
   readonly cpu: { workers: number; coordinator: number; redis: number; others: number; busy: number };
   /** Work items per round (0 in process). */
   readonly items: number;
+  /** Bytes Redis read and wrote per round. */
+  readonly bytes: { in: number; out: number };
 }
 
 /** Runs `fn` once to warm it, then ROUNDS times, timing each and reading who used the CPU. */
@@ -147,6 +157,7 @@ async function measure(
   const items0 = queue?.items() ?? 0;
   const walls: number[] = [];
   const cpu = { workers: 0, coordinator: 0, redis: 0, others: 0, busy: 0 };
+  const bytes0 = await redisBytes();
   for (let r = 0; r < ROUNDS; r++) {
     const w0 = workers.reduce((sum, c) => sum + processCpu(c.pid), 0);
     const c0 = process.cpuUsage();
@@ -168,7 +179,9 @@ async function measure(
   const mean = walls.reduce((a, b) => a + b, 0) / walls.length;
   const sd = Math.sqrt(walls.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, walls.length - 1));
   const items = ((queue?.items() ?? 0) - items0) / ROUNDS;
-  const m: Measured = { mean, sd, min: Math.min(...walls), max: Math.max(...walls), cpu, items };
+  const bytes1 = await redisBytes();
+  const bytes = { in: (bytes1.in - bytes0.in) / ROUNDS, out: (bytes1.out - bytes0.out) / ROUNDS };
+  const m: Measured = { mean, sd, min: Math.min(...walls), max: Math.max(...walls), cpu, items, bytes };
   console.log(
     `${label.padEnd(36)} ${mean.toFixed(0)} ± ${sd.toFixed(0)} ms (${m.min.toFixed(0)}–${m.max.toFixed(0)}), ` +
       `${((600 * 1000) / mean).toFixed(0)} trials/s; CPU s: workers ${cpu.workers.toFixed(2)}, this process ${cpu.coordinator.toFixed(2)}, ` +
@@ -230,7 +243,8 @@ try {
   ] as const) {
     console.log(
       `queue overhead per work item, ${size} trial(s) per item, ${m.items} items (1 worker vs in process): wall ${overhead(m, m.items)} ` +
-        `(target ≤ 2 ms), CPU ${cpuOverhead(m, m.items)} ms; per trial: wall ${overhead(m, trials)}, CPU ${cpuOverhead(m, trials)} ms`,
+        `(target ≤ 2 ms), CPU ${cpuOverhead(m, m.items)} ms; per trial: wall ${overhead(m, trials)}, CPU ${cpuOverhead(m, trials)} ms; ` +
+        `Redis read ${(m.bytes.in / m.items).toFixed(0)} B, wrote ${(m.bytes.out / m.items).toFixed(0)} B per item`,
     );
   }
   // What the CPU allows, from the CPU each process used per trial (less noisy than the wall time on a shared
@@ -307,6 +321,7 @@ try {
   console.log(`load average at the end ${load()}`);
 } finally {
   for (const c of children) c.kill("SIGKILL");
+  redisStats.disconnect();
   await models.dispose();
   await store.close();
   await redis.stop();
