@@ -12,11 +12,29 @@ import { rulePolicy } from "./judges.ts";
 
 /** What the server says to a prompt without a board: the words each of the loop's other judge prompts expects. */
 function plainAnswer(prompt: string): string {
+  const rewrite = /^Rewrite this yes\/no question[^]*^Question: (.*)$/m.exec(prompt);
+  if (rewrite) return paraphrases(rewrite[1]!);
   if (/Answer YES or NO/.test(prompt)) return "YES\nThe hypothesis names a signal the question asks about.";
   if (/topic names only/.test(prompt)) return "attention, image";
   const rule = /A rule-based reading: (.*)/.exec(prompt);
   if (rule) return rule[1]!;
   return "Another explanation is the mix of scenes; a sealed effect of the other sign would refute it.";
+}
+
+/**
+ * Rewordings of "is there a <thing> ?" as a chat model might give them: two that keep the meaning, and three the
+ * probe search must drop (a negation, another colour, a leaked answer), so a test sees both sides of the check.
+ */
+function paraphrases(question: string): string {
+  const thing = /is there an? (.+?)\s*\?/i.exec(question)?.[1] ?? "object";
+  const other = thing.replace(/\b(red|green|blue|yellow|purple)\b/, (c) => (c === "blue" ? "red" : "blue"));
+  return [
+    `1. Can you see a ${thing} in this image?`,
+    `2. Does the picture contain a ${thing}?`,
+    `3. Is there no ${thing}?`,
+    `4. Is there a ${other === thing ? `big ${thing} or a small one` : other}?`,
+    `5. Is there a ${thing} (the answer is yes)?`,
+  ].join("\n");
 }
 
 export interface BoardServer {

@@ -11,7 +11,7 @@ import { EventLog, type RunEvent } from "../events.ts";
 import { logEvidence } from "../evidence.ts";
 import { probedTable, SIGNAL_TAGS, type InvestigateOptions } from "../investigate.ts";
 import { testMechanism } from "../mechanism-test.ts";
-import { growDataset } from "../probes/grow-dataset.ts";
+import { growDataset, type ProbeSearchPlan } from "../probes/grow-dataset.ts";
 import { probe, type ProbedCase } from "../probe.ts";
 import { TIERS, climb, m5Budget, plannedCandidates } from "../repair.ts";
 import { buildReport } from "../report.ts";
@@ -30,14 +30,25 @@ export interface AgenticInvestigateOptions {
   readonly caps?: Partial<Record<ToolName, number>>;
 }
 
+/** The fixed loop's options, the agentic ones, and a probe search that may ask the judge for paraphrases. */
+export type AgenticOptions = InvestigateOptions & {
+  readonly agentic?: AgenticInvestigateOptions;
+  /** `judgeParaphrases`: `search_probes` also asks the `judge` endpoint for rewordings of the seeds' questions. */
+  readonly searchProbes?: ProbeSearchPlan;
+};
+
 /**
  * Runs the judge-decided investigation and returns the report with its events.
  *
  * @example await investigateAgentic({ ...investigateOptions, agentic: { judge: rulePolicy(), sandbox: childSandbox() } })
  */
 export async function investigateAgentic(
-  o: InvestigateOptions & { readonly agentic?: AgenticInvestigateOptions },
+  o: AgenticOptions,
 ): Promise<{ report: Report; events: readonly RunEvent[]; agentic: AgenticResult }> {
+  if (o.searchProbes?.judgeParaphrases && !o.judge)
+    throw new Error(
+      "judge paraphrases need a judge endpoint (--judge URL, or the page's OpenAI-compatible judge): the rule policy and a bundled model write no checked rewordings",
+    );
   if (o.previous?.length)
     throw new Error("investigate --agentic does not resume an interrupted run; start it again in a new --out folder");
   const lock = await o.store.lockRun(o.runId);
@@ -49,7 +60,7 @@ export async function investigateAgentic(
 }
 
 async function run(
-  o: InvestigateOptions & { readonly agentic?: AgenticInvestigateOptions },
+  o: AgenticOptions,
 ): Promise<{ report: Report; events: readonly RunEvent[]; agentic: AgenticResult }> {
   const seed = o.seed ?? 1;
   const alpha = o.alpha ?? 0.05;
@@ -167,6 +178,7 @@ async function run(
             seed,
             ...(o.signal ? { signal: o.signal } : {}),
             ...(o.now ? { now: o.now } : {}),
+            ...(o.searchProbes?.judgeParaphrases && o.judge ? { paraphraser: o.judge } : {}),
           },
           searchLog,
         );

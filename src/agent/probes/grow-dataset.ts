@@ -15,6 +15,7 @@ import { caseHash, datasetVersion, select } from "../../datasets/index.ts";
 import { toRgb } from "../../models/image.ts";
 import type { Store } from "../../store/index.ts";
 import type { EventLog } from "../events.ts";
+import type { Judge } from "../judge.ts";
 import {
   askedObject,
   readBoxes,
@@ -22,6 +23,8 @@ import {
   type PhotoSeed,
   type SynthesizedPhotoCase,
 } from "./photo-probes.ts";
+import { judgeParaphrases, type AskedTerms } from "./judge-paraphrases.ts";
+import { COLOUR_NAMES, SHAPES } from "./scene.ts";
 import { reversalOperand, searchTextProbes, type SynthesizedTextCase } from "./text-probes.ts";
 import { searchSceneProbes, type SceneQuestion, type SynthesizedCase } from "./vlm-probes.ts";
 
@@ -37,6 +40,18 @@ export interface GrowOptions {
   readonly seed: number;
   readonly signal?: AbortSignal;
   readonly now?: () => number;
+  /**
+   * A judge LLM (the user's endpoint) asked for meaning-preserving rewordings of the seeds' yes/no questions:
+   * each is checked (`checkParaphrase`) and those that pass form the `judge-paraphrase` family; the dropped ones
+   * are logged with their reasons in `probes.searched`. Not asked for text cases (they are not yes/no questions).
+   */
+  readonly paraphraser?: Judge;
+}
+
+/** A probe search as a plan asks for it: its budget, and whether the judge also rewords the questions. */
+export interface ProbeSearchPlan {
+  readonly budget: number;
+  readonly judgeParaphrases?: boolean;
 }
 
 export interface Grown {
@@ -70,7 +85,8 @@ function png(image: { width: number; height: number; rgb: Uint8Array }): Uint8Ar
 export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown> {
   if (!Number.isInteger(o.budget) || o.budget < 10)
     throw new RangeError(`probe budget ${o.budget} must be a whole number of model calls, at least 10 (e.g. 400)`);
-  const id = `${o.dataset.id}+probes-s${o.seed}-b${o.budget}`;
+  // A search with the judge's paraphrases is another search: its dataset is stored apart.
+  const id = `${o.dataset.id}+probes-s${o.seed}-b${o.budget}${o.paraphraser ? "-judge" : ""}`;
   const active = o.dataset.cases.filter((c) => c.status === "active");
   const scenes = active.filter((c) => c.input.image !== undefined && QUESTION.test(c.input.prompt.trim()));
   const texts = active.filter((c) => c.input.image === undefined && reversalOperand(c.input.prompt) !== undefined);
@@ -110,11 +126,28 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
   };
   const common = { model: o.model, budget: o.budget, seed: o.seed, ...(o.signal ? { signal: o.signal } : {}) };
   let result: { seedCalls: number; seedFailures: number; rate: number; lift: number; search: SearchSummary };
+  const paraphrased =
+    o.paraphraser && kind !== "text"
+      ? await judgeParaphrases(
+          o.paraphraser,
+          seedCases.map((c) => ({
+            question: c.input.prompt.trim(),
+            asked: askedTerms(kind, c.input.prompt, seedCases),
+          })),
+          o.signal ? { signal: o.signal } : {},
+        )
+      : undefined;
+  if (paraphrased?.failed.length)
+    log.append("setup", "problem", {
+      what: "judge paraphrases",
+      why: `the judge ${paraphrased.judge} did not answer ${paraphrased.failed.length} of ${paraphrased.requests} requests (first: ${paraphrased.failed[0]!.error}); the search goes on with the paraphrases it gave and the other families`,
+    });
+  const judged = paraphrased ? { judgeParaphrases: paraphrased.byQuestion } : {};
   if (kind === "scene") {
     const seeds: SceneQuestion[] = [];
     for (const c of seedCases)
       seeds.push({ id: c.id, prompt: c.input.prompt.trim(), image: toRgb(await o.images(c.input.image!, c)) });
-    const found = await searchSceneProbes({ seeds, ...common });
+    const found = await searchSceneProbes({ seeds, ...common, ...judged });
     result = found;
     for (const [k, s] of found.search.found.entries()) {
       const ref = await o.store.putImage(png(s.image), "image/png");
@@ -134,7 +167,7 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
         what: "probe search",
         why: `${problems.length} seed photos were left out, their boxes unusable: ${problems.slice(0, 5).join("; ")}`,
       });
-    const found = await searchPhotoProbes({ seeds, ...common });
+    const found = await searchPhotoProbes({ seeds, ...common, ...judged });
     result = found;
     for (const [k, s] of found.search.found.entries()) {
       const ref = await o.store.putImage(png(s.image), "image/png");
@@ -188,6 +221,25 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
       kept: perFamily.get(f.family) ?? 0,
     })),
     kept: kept.length,
+    ...(paraphrased
+      ? {
+          judgeParaphrases: {
+            judge: paraphrased.judge,
+            requests: paraphrased.requests,
+            accepted: paraphrased.accepted,
+            dropped: paraphrased.dropped.length,
+            // Every dropped wording with why (the first 60): the check, not the judge, decides what is asked.
+            droppedWordings: paraphrased.dropped.slice(0, 60),
+            failed: paraphrased.failed.length,
+          },
+        }
+      : o.paraphraser
+        ? {
+            judgeParaphrases: {
+              skipped: "text cases are not yes/no questions: the judge was not asked for paraphrases",
+            },
+          }
+        : {}),
     examples: kept.slice(0, 6).map((c) => ({
       id: c.id,
       prompt: c.input.prompt,
@@ -198,13 +250,36 @@ export async function growDataset(o: GrowOptions, log: EventLog): Promise<Grown>
     })),
     dataset: { id, version, cases: cases.length, parent: o.dataset.id },
     note:
-      kind === "scene"
+      (kind === "scene"
         ? "every kept case's expected answer follows from its edit (removing the asked object makes it 'no'), re-read from the edited pixels, never from the model under test; each keeps its parent's cluster, so the holdout seals a variant with its parent"
         : kind === "photo"
           ? "every kept case's expected answer follows from the photo's object boxes after the edit (an occlusion or a crop that removes every box of the asked object makes it 'no', a crop keeping one whole or a paste of it makes it 'yes'), never from the model under test; each keeps its parent's cluster, so the holdout seals a variant with its parent"
-          : "every kept case's expected answer follows from its edit: a rewording or a distractor the task's grammar ignores keeps the seed's answer, an operand edit's answer is the edited digits reversed — never the model under test's; each keeps its parent's cluster, so the holdout seals a variant with its parent",
+          : "every kept case's expected answer follows from its edit: a rewording or a distractor the task's grammar ignores keeps the seed's answer, an operand edit's answer is the edited digits reversed — never the model under test's; each keeps its parent's cluster, so the holdout seals a variant with its parent") +
+      (paraphrased
+        ? `; a judge's paraphrase (${paraphrased.accepted} of the wordings it gave passed the check: same asked object and attribute, one yes/no question, bounded length, no answer leak or negation) keeps the seed's image, so its answer is the seed's`
+        : ""),
   });
   return { id, version, cases, added: kept.length };
+}
+
+/**
+ * What a paraphrase of a seed's question must name and must not: the colour and shape of a demo-scene question
+ * (no other colour or shape), the asked object of a photo question (no other object the seeds' boxes name).
+ */
+function askedTerms(kind: "scene" | "photo", prompt: string, seeds: readonly FailureCase[]): AskedTerms {
+  if (kind === "scene") {
+    const m = QUESTION.exec(prompt.trim())!;
+    return { keep: [m[2]!, m[3]!], avoid: [...COLOUR_NAMES, ...SHAPES] };
+  }
+  const asked = askedObject(prompt)!;
+  const labels = seeds.flatMap((c) =>
+    Array.isArray(c.meta["boxes"]) ? (c.meta["boxes"] as { label?: unknown }[]).map((b) => String(b.label ?? "")) : [],
+  );
+  const keep = asked.split(/\s+/);
+  return {
+    keep,
+    avoid: [...new Set(labels.flatMap((l) => l.toLowerCase().split(/\s+/)).filter((w) => w && !keep.includes(w)))],
+  };
 }
 
 /** What the grown dataset needs of either search's result. */
@@ -245,7 +320,9 @@ function synthesizedPhotoCase(s: SynthesizedPhotoCase, parent: FailureCase, imag
       ? `occluded ${edit.rects.map(where).join(", ")}`
       : edit.kind === "crop"
         ? `cropped to ${where(edit.rect)}`
-        : `pasted the ${edit.label} of ${edit.from} at ${where(edit.rect)}`;
+        : edit.kind === "paraphrase"
+          ? `judge paraphrase '${edit.text}'`
+          : `pasted the ${edit.label} of ${edit.from} at ${where(edit.rect)}`;
   return synthesizedCaseOf(s, parent, k, {
     image,
     editText,
@@ -267,7 +344,9 @@ function synthesizedTextCase(s: SynthesizedTextCase, parent: FailureCase, k: num
 function synthesizedSceneCase(s: SynthesizedCase, parent: FailureCase, image: string, k: number): FailureCase {
   const edit = s.provenance.edit;
   const editText =
-    edit.kind === "paraphrase" ? `paraphrase '${edit.template}'` : `${edit.kind} ${JSON.stringify(edit).slice(0, 200)}`;
+    edit.kind === "paraphrase"
+      ? `${edit.by === "judge" ? "judge " : ""}paraphrase '${edit.template}'`
+      : `${edit.kind} ${JSON.stringify(edit).slice(0, 200)}`;
   return synthesizedCaseOf(s, parent, k, { image, editText, provenance: { objects: [...s.provenance.objects] } });
 }
 

@@ -13,6 +13,7 @@ import {
   searchPhotoProbes,
   type LabelledBox,
   type PhotoEdit,
+  type PhotoParaphrase,
   type PhotoSeed,
   type Rect,
 } from "./photo-probes.ts";
@@ -41,8 +42,9 @@ const intersects = (a: Rect, b: Rect) => a.x < b.x + b.w && b.x < a.x + a.w && a
 const inside = (a: Rect, b: Rect) => a.x <= b.x && a.y <= b.y && a.x + a.w >= b.x + b.w && a.y + a.h >= b.y + b.h;
 
 /** The answer the original boxes and the recorded edit give, worked out apart from the generator. */
-function rederive(boxes: readonly LabelledBox[], asked: string, edit: PhotoEdit): string {
+function rederive(boxes: readonly LabelledBox[], asked: string, edit: PhotoEdit | PhotoParaphrase): string {
   const mine = boxes.filter((b) => b.label === asked);
+  if (edit.kind === "paraphrase") return mine.length ? "yes" : "no";
   if (edit.kind === "occlude") return mine.some((b) => !edit.rects.some((r) => inside(r, b))) ? "yes" : "no";
   if (edit.kind === "crop") return mine.some((b) => intersects(edit.rect, b)) ? "yes" : "no";
   return edit.label === asked || mine.some((b) => !inside(edit.rect, b)) ? "yes" : "no";

@@ -9,6 +9,7 @@
 import type { Model } from "../../core/model.ts";
 import { extractYesNo } from "../../core/yes-no.ts";
 import type { RgbImage } from "../../models/image.ts";
+import { JUDGE_PARAPHRASE_FAMILY } from "./judge-paraphrases.ts";
 import type { ProbeFamily, Rng } from "./probe-search.ts";
 import { searchFromSeeds, type SeedSearchResult, type SeedSearchSettings } from "./search-from-seeds.ts";
 import { toPixels } from "./vlm-probes.ts";
@@ -36,6 +37,13 @@ export type PhotoEdit =
   | { readonly kind: "crop"; readonly rect: Rect }
   | { readonly kind: "paste"; readonly from: string; readonly label: string; readonly rect: Rect };
 
+/** A judge's wording of the seed's question; the photo and its boxes are the seed's. */
+export interface PhotoParaphrase {
+  readonly kind: "paraphrase";
+  readonly text: string;
+  readonly by: "judge";
+}
+
 export interface Rect {
   readonly x: number;
   readonly y: number;
@@ -55,7 +63,7 @@ export interface SynthesizedPhotoCase {
     readonly parent: string;
     readonly family: string;
     readonly arm: string;
-    readonly edit: PhotoEdit;
+    readonly edit: PhotoEdit | PhotoParaphrase;
     /** The boxes of the edited photo (cut to a crop, less what an occluder or a paste covers whole). */
     readonly boxes: readonly LabelledBox[];
   };
@@ -117,6 +125,8 @@ export function readBoxes(
 export interface PhotoProbeOptions extends SeedSearchSettings {
   readonly seeds: readonly PhotoSeed[];
   readonly model: Model;
+  /** A judge's checked paraphrases of the seeds' questions, by the seed's prompt: with any, `judge-paraphrase` joins the families. */
+  readonly judgeParaphrases?: ReadonlyMap<string, readonly string[]>;
 }
 
 export type PhotoProbeResult = SeedSearchResult<SynthesizedPhotoCase>;
@@ -149,7 +159,9 @@ export async function searchPhotoProbes(options: PhotoProbeOptions): Promise<Pho
   let made = 0;
   return searchFromSeeds<SynthesizedPhotoCase>({
     ...options,
-    families: options.families ?? PHOTO_FAMILIES,
+    families:
+      options.families ??
+      (options.judgeParaphrases?.size ? [...PHOTO_FAMILIES, JUDGE_PARAPHRASE_FAMILY] : PHOTO_FAMILIES),
     seedCount: seeds.length,
     askSeed: async (i) => {
       const s = seeds[i]!;
@@ -157,11 +169,19 @@ export async function searchPhotoProbes(options: PhotoProbeOptions): Promise<Pho
     },
     variant: (i, family, arm, rng) => {
       const s = seeds[i]!;
-      const v = photoVariant(s, s.asked, family, arm, rng, patches);
+      const judged = options.judgeParaphrases?.get(s.prompt) ?? [];
+      const wording =
+        family === JUDGE_PARAPHRASE_FAMILY.name ? judged[rng.below(Math.max(1, judged.length))] : undefined;
+      const v: { image: RgbImage; boxes: LabelledBox[]; edit: PhotoEdit | PhotoParaphrase } | undefined =
+        family === JUDGE_PARAPHRASE_FAMILY.name
+          ? wording !== undefined
+            ? { image: s.image, boxes: [...s.boxes], edit: { kind: "paraphrase", text: wording, by: "judge" } }
+            : undefined
+          : photoVariant(s, s.asked, family, arm, rng, patches);
       if (!v) return undefined;
       return {
         id: `${s.id}~${family}-${arm}-${++made}`,
-        prompt: s.prompt,
+        prompt: wording ?? s.prompt,
         image: v.image,
         expected: v.boxes.some((b) => b.label === s.asked) ? "yes" : "no",
         answer: "",

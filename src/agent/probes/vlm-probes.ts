@@ -12,6 +12,7 @@ import {
   type Scene,
   type Shape,
 } from "./scene.ts";
+import { JUDGE_PARAPHRASE_FAMILY } from "./judge-paraphrases.ts";
 import type { ProbeFamily, Rng } from "./probe-search.ts";
 import { searchFromSeeds, type SeedSearchResult, type SeedSearchSettings } from "./search-from-seeds.ts";
 
@@ -35,7 +36,8 @@ export interface SynthesizedCase {
     readonly parent: string;
     readonly family: string;
     readonly arm: string;
-    readonly edit: SceneEdit | { readonly kind: "paraphrase"; readonly template: string };
+    /** A scene edit, or a rewording: a rule's template, or a judge's wording (`by: "judge"`) of the seed's question. */
+    readonly edit: SceneEdit | { readonly kind: "paraphrase"; readonly template: string; readonly by?: "judge" };
     /** The objects the edited scene holds. */
     readonly objects: readonly string[];
   };
@@ -65,6 +67,11 @@ const QUESTION = /^(<image>\s*)?is there a (\w+) (\w+) \?$/;
 export interface VlmProbeOptions extends SeedSearchSettings {
   readonly seeds: readonly SceneQuestion[];
   readonly model: Model;
+  /**
+   * A judge's checked paraphrases of the seeds' questions (`judgeParaphrases`), by the seed's prompt: with any,
+   * the family `judge-paraphrase` joins the default families.
+   */
+  readonly judgeParaphrases?: ReadonlyMap<string, readonly string[]>;
 }
 
 export type VlmProbeResult = SeedSearchResult<SynthesizedCase>;
@@ -72,6 +79,7 @@ export type VlmProbeResult = SeedSearchResult<SynthesizedCase>;
 /**
  * Which variants of these scene questions does the model get wrong? Asks the
  * seeds once, then runs {@link probeSearch} over scene edits and paraphrases
+ * (the rules', and a judge's when given)
  * with the model as the verifier; every variant's expected answer follows from
  * the edit (removing the asked object makes it "no"), never from the model.
  *
@@ -101,7 +109,9 @@ export async function searchSceneProbes(options: VlmProbeOptions): Promise<VlmPr
   let made = 0;
   return searchFromSeeds<SynthesizedCase>({
     ...options,
-    families: options.families ?? SCENE_FAMILIES,
+    families:
+      options.families ??
+      (options.judgeParaphrases?.size ? [...SCENE_FAMILIES, JUDGE_PARAPHRASE_FAMILY] : SCENE_FAMILIES),
     seedCount: seeds.length,
     askSeed: async (i) => {
       const s = seeds[i]!;
@@ -109,7 +119,7 @@ export async function searchSceneProbes(options: VlmProbeOptions): Promise<VlmPr
     },
     variant: (i, family, arm, rng) => {
       const s = seeds[i]!;
-      const variant = makeVariant(s, family, arm, rng);
+      const variant = makeVariant(s, family, arm, rng, options.judgeParaphrases);
       if (!variant) return undefined;
       return {
         id: `${s.id}~${family}-${arm}-${++made}`,
@@ -142,6 +152,7 @@ function makeVariant(
   family: string,
   arm: string,
   rng: Rng,
+  judged: ReadonlyMap<string, readonly string[]> | undefined,
 ): { prompt: string; image: RgbImage; scene: Scene; edit: SyntheticEdit } | undefined {
   const askedName = objectName(s.asked);
   const objects = s.scene.objects;
@@ -245,6 +256,13 @@ function makeVariant(
       const template = pick(PARAPHRASES)!;
       const prompt = `<image> ${template.replace("{o}", askedName)}`;
       return { prompt, image: s.image, scene: s.scene, edit: { kind: "paraphrase", template } };
+    }
+    case "judge-paraphrase:judge": {
+      // The image is the seed's: the expected answer is the seed's, whatever the wording.
+      const prompt = pick(judged?.get(s.prompt) ?? []);
+      return prompt
+        ? { prompt, image: s.image, scene: s.scene, edit: { kind: "paraphrase", template: prompt, by: "judge" } }
+        : undefined;
     }
     default:
       throw new RangeError(
