@@ -39,7 +39,7 @@ import { codeVersion } from "./version.ts";
 
 const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/pope.jsonl] [-q "What predicts the hallucinations?"]
                           [--holdout 0.4] [--max-tier L3b] [--min-tier L1] [--seed 1] [--sample N|all] [--out DIR] [--json] [--resume]
-                          [--root DIR] [--lessons FILE|none] [--search-probes [--probe-budget N]]
+                          [--root DIR] [--lessons FILE|none] [--search-probes [--probe-budget N] [--judge-paraphrases]]
                           [--judge URL --judge-model NAME]   (key from EVALRX_JUDGE_KEY)
                           [--agentic [--max-turns N]]
 
@@ -57,9 +57,12 @@ const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/
   --lineage   the lineage file promoted models are read from (default .evalrx/lineage.jsonl)
   --lessons   the lessons of earlier runs (JSONL, default .evalrx/lessons.jsonl beside the default --out): read at
               the start to order analyzers and hypotheses (never a test), this run's appended at the end; none: neither
-  --search-probes  before M1, synthesize failing variants of the seed cases' scene questions (scene edits,
-              paraphrases; expected answers by construction) and store them with the cases as a new dataset
-              version, which M1 probes; --probe-budget model calls in all (default 400)
+  --search-probes  before M1, synthesize failing variants of the seed cases: scene edits of the demo scenes,
+              occlusions, crops and pastes of photos with object boxes, rule paraphrases of yes/no questions, and
+              rewordings, distractors and operand edits of text probes (tiny-lm's reversal cases); expected answers
+              by construction. Stored with the cases as a new dataset version, which M1 probes; --probe-budget
+              model calls in all (default 400). --judge-paraphrases (with --agentic and --judge): the judge
+              endpoint also rewords the questions, each wording checked (same object, yes/no, no answer leak)
   --agentic   a judge picks each next step from an evidence board (the --judge endpoint, else the rule policy);
               the host keeps the rules (caps, order, one sealed read, the stop gate); analyses run in a locked child
   --max-turns turns the agentic judge gets, refused ones included (default 20)
@@ -200,6 +203,7 @@ export const command: Command = {
         lessons: { type: "string" },
         "search-probes": { type: "boolean" },
         "probe-budget": { type: "string" },
+        "judge-paraphrases": { type: "boolean" },
         judge: { type: "string" },
         "judge-model": { type: "string" },
       },
@@ -363,6 +367,10 @@ export const command: Command = {
         throw new Error(
           "--probe-budget sets the budget of --search-probes; add --search-probes, or drop --probe-budget",
         );
+      if (values["judge-paraphrases"] && !(values["search-probes"] && values.judge && values.agentic))
+        throw new Error(
+          "--judge-paraphrases asks the --judge endpoint to reword the probe search's questions: it needs --search-probes, --judge URL and --agentic (the fixed loop's search uses the rule paraphrases)",
+        );
       const lessonsPath = values.lessons ?? ".evalrx/lessons.jsonl";
       const lessonFile = lessonsPath === "none" ? undefined : new LessonFile(resolve(lessonsPath));
       const maxTurns = numberOption("max-turns", values["max-turns"], "20");
@@ -398,7 +406,14 @@ export const command: Command = {
         maxTier,
         ...(minTier !== "L1" ? { minTier } : {}),
         ...(judge ? { judge } : {}),
-        ...(values["search-probes"] ? { searchProbes: { budget: probeBudget ?? 400 } } : {}),
+        ...(values["search-probes"]
+          ? {
+              searchProbes: {
+                budget: probeBudget ?? 400,
+                ...(values["judge-paraphrases"] ? { judgeParaphrases: true } : {}),
+              },
+            }
+          : {}),
         ...(lessonFile
           ? {
               lessons: {
