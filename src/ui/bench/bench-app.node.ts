@@ -171,7 +171,7 @@ try {
   await page.waitForTimeout(1500);
   const listed = await routeTime(page, "#/runs", '[data-testid="runs-table"] a[href="#/runs/bench-100k"]');
   line("100k-case run: #/ → runs list on screen", `${ms(listed)} (target ≤ 1000 ms)`);
-  const table = await routeTime(page, "#/runs/bench-100k", '[data-testid="case-table"] [role="row"] a');
+  const table = await routeTime(page, "#/runs/bench-100k", '[data-testid="case-table"] [role="row"] a[href]');
   line("100k-case run: runs list → case table rows", `${ms(table)} (target ≤ 1000 ms)`);
   await page.waitForTimeout(500);
   const scrollFrom = await page.evaluate(() => performance.now());
