@@ -101,14 +101,26 @@ export async function benchInvestigate(
           .catch((error: unknown) => console.error(`no screenshot of the running investigation: ${String(error)}`))
       : undefined;
     const settled = await step("the 600-case investigation in the page", async () => {
-      const handle = await page.waitForFunction(
-        () => {
-          const text = document.querySelector('[data-testid="investigation-status"]')?.textContent?.trim() ?? "";
-          return ["finished", "failed", "cancelled", "interrupted"].includes(text) ? text : false;
-        },
-        undefined,
-        { polling: 1000, timeout: 1_800_000 },
-      );
+      const handle = await page
+        .waitForFunction(
+          () => {
+            const text = document.querySelector('[data-testid="investigation-status"]')?.textContent?.trim() ?? "";
+            return ["finished", "failed", "cancelled", "interrupted"].includes(text) ? text : false;
+          },
+          undefined,
+          { polling: 1000, timeout: 1_800_000 },
+        )
+        .catch(async (error: unknown) => {
+          // Say where the page stood: its status line and stage rail, not only the timeout.
+          const where = await page
+            .locator(".actions, [role=tablist]")
+            .allTextContents()
+            .catch(() => []);
+          throw new Error(
+            `${error instanceof Error ? error.message.split("\n")[0] : String(error)}; the page showed: ${where.join(" | ").replace(/\s+/g, " ").trim() || "(nothing)"}`,
+            { cause: error },
+          );
+        });
       return settledStatus((await handle.jsonValue()) as string);
     });
     const pageSeconds = (Date.now() - pageStart) / 1000;
@@ -133,7 +145,8 @@ export async function benchInvestigate(
         `the investigation in the page ended '${settled}' after ${pageSeconds.toFixed(0)} s: ${shown ?? "(no message)"}; its last log line: ${log ?? "(none)"}`,
       );
     }
-    await running;
+    // The running screenshot is taken once M2's panel shows; a run that never showed it does not hold the bench.
+    await Promise.race([running, new Promise((done) => setTimeout(done, 5000))]);
     if (shots) {
       await page.screenshot({ path: join(shots, "investigate-finished.png"), fullPage: true });
       await page.getByTestId("growth-modes").screenshot({ path: join(shots, "investigate-modes.png") });
