@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { EventLog } from "../../../agent/events.ts";
-import { growthPanels, panelsKey } from "./modes-lessons.ts";
+import { foldPanels, growthPanels, panelsKey } from "./modes-lessons.ts";
 
 function started(): EventLog {
   const log = new EventLog({ runId: "growth", now: () => Date.UTC(2026, 11, 1) });
@@ -39,5 +39,18 @@ describe("growthPanels", () => {
     // A progress event does not change what the panels read.
     log.append("M1", "progress", { done: 1 });
     expect(panelsKey(log.events)).toBe(panelsKey(log.events.slice(0, -1)));
+  });
+
+  it("draws the same panels from a fold made in an earlier task (the page folds, then builds, one task each)", () => {
+    const log = started();
+    log.append("setup", "problem", { what: "probe search", why: "the 5 photo questions give no object boxes" });
+    log.append("M1", "stage.started", { stage: "M1" });
+    const folded = foldPanels(log.events);
+    expect(folded.report?.runId).toBe("growth");
+    expect(growthPanels(log.events, "running", {}, folded)).toEqual(growthPanels(log.events, "running"));
+    expect(foldPanels([])).toEqual({});
+    // A log that does not fold says why, in the panels.
+    const broken = foldPanels([{ ...log.events[0]!, payload: null as never }]);
+    expect(broken.failure ?? "").toMatch(/^the report could not be folded from this log: /);
   });
 });

@@ -48,12 +48,37 @@ export function panelsKey(events: readonly RunEvent[]): string {
     .join(" ");
 }
 
+/** The report a log folds into, for the panels (or why it does not fold). */
+export interface PanelsFold {
+  readonly report?: Report;
+  readonly failure?: string;
+}
+
+/**
+ * The report the panels are drawn from, folded from the log: the heavier half of `growthPanels` (a finished
+ * 600-case log takes about as long to fold as its sections take to build), so the page can run the two halves in
+ * separate tasks. A log with no run.started folds into nothing.
+ *
+ * @example foldPanels(events).report?.modes?.k // 2
+ */
+export function foldPanels(events: readonly RunEvent[]): PanelsFold {
+  if (!events.some((e) => e.type === "run.started")) return {};
+  try {
+    return { report: buildReport(events) };
+  } catch (error) {
+    return {
+      failure: `the report could not be folded from this log: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
+}
+
 /**
  * What an investigation found beyond the stages, as the investigate page shows it: the probe search that grew
  * the dataset, the failure modes of the exploration split (size, share, defining signals with effect sizes,
  * representative cases with images and attention overlays) and the lessons read and left — the report's own
  * sections (`src/report/modes-view.ts`), folded from the log as the report page and the HTML export fold it, so
  * the three say the same. Each panel without data says what it will hold and when, or why it holds nothing.
+ * `folded` is the log's fold (`foldPanels`), when it was made in an earlier task.
  *
  * @example growthPanels(events, "finished").modes.section?.title // "Failure modes"
  */
@@ -61,18 +86,12 @@ export function growthPanels(
   events: readonly RunEvent[],
   state: "running" | "finished" | "failed" | "cancelled" | "interrupted" | undefined,
   options: { readonly size?: number; readonly opacity?: number } = {},
+  folded: PanelsFold = foldPanels(events),
 ): GrowthPanels {
   const has = (type: string) => events.some((e) => e.type === type);
   const m2Done = events.some((e) => e.type === "stage.finished" && e.payload["stage"] === "M2");
   const ended = state !== undefined && state !== "running";
-  let report: Report | undefined;
-  let failure: string | undefined;
-  if (events.some((e) => e.type === "run.started"))
-    try {
-      report = buildReport(events);
-    } catch (error) {
-      failure = `the report could not be folded from this log: ${error instanceof Error ? error.message : String(error)}`;
-    }
+  const { report, failure } = folded;
   const size = options.size ?? 160;
   const opacity = options.opacity ?? 0.6;
   const probesSection = report ? probeSearchSection(report) : undefined;

@@ -6,7 +6,7 @@ import { href, type Route } from "../../app/routes.ts";
 import { errorText } from "../../app/errors.ts";
 import { downloadBlob } from "../runs/run-files.ts";
 import { loadReport, readReportFile, saveReport } from "./report-store.ts";
-import { inSlices } from "./slices.ts";
+import { inSlices, nextTask } from "./slices.ts";
 
 /** This page's route, `#/report[/<id>]`: open a report.json and list stored reports, or read one. */
 export type ReportRoute = { readonly page: "report"; readonly id?: string };
@@ -29,18 +29,6 @@ export function reportRoute(id?: string): Route {
  */
 export function reportHref(id?: string): string {
   return href(reportRoute(id));
-}
-
-/** Resolves in a new task (a message to this window's own channel: no 4 ms timer clamp), so the page can paint. */
-function nextTask(): Promise<void> {
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(undefined);
-  });
 }
 
 /**
