@@ -6,6 +6,7 @@ import { readLessons, recordLessons, type LessonStore } from "../agent/lessons/l
 import type { Lesson } from "../agent/lessons/lessons.ts";
 import { buildReport } from "../agent/report.ts";
 import { renderReportHtml } from "./html.ts";
+import { lessonsSection } from "./modes-view.ts";
 import { allSections, reportView, type TableView } from "./view.ts";
 
 const sections0 = (report: ReturnType<typeof buildReport>) => [...allSections(reportView(report))];
@@ -72,5 +73,14 @@ describe("the report's Failure modes section", () => {
     expect(html).toContain("Failure modes");
     expect(html).toContain('<code><span class="w">mode-1</span></code>');
     expect(html).toContain("How many modes: the gap statistic and the silhouette at each k");
+  });
+
+  it("keys a lesson drawn twice apart, so the page's table has unique keys (a repeat failed the report page)", () => {
+    const lesson = { id: "L1", kind: "mode", subject: "logprob.answer", text: "t" };
+    const section = lessonsSection({
+      lessons: { used: [], recorded: 1, recordedLessons: [lesson, lesson] },
+    } as unknown as Parameters<typeof lessonsSection>[0]);
+    const table = section.blocks.find((b) => b.kind === "table" && b.table.id === "lessons-recorded");
+    expect(table && table.kind === "table" && table.table.rows.map((r) => r.key)).toEqual(["L1", "L1#2"]);
   });
 });

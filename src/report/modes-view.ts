@@ -247,10 +247,15 @@ export function lessonsSection(report: Report): SectionView | undefined {
         id: "lessons-recorded",
         caption: `Lessons this run drew at its end (${count(l.recorded ?? 0)} new to the store; the others were there already)`,
         columns: [{ label: "Lesson" }, { label: "Kind" }, { label: "About" }],
-        rows: l.recordedLessons.map((r) => ({
-          key: r.id,
-          cells: [text(r.text ?? "—"), text(r.kind), text(r.subject, true)],
-        })),
+        // A run can draw the same lesson twice (the 600-case demo run drew one for two modes): a repeated id is
+        // keyed with its count, since the page's table needs unique keys (a repeat failed the whole report page).
+        rows: l.recordedLessons.map((r, i, all) => {
+          const before = all.slice(0, i).filter((o) => o.id === r.id).length;
+          return {
+            key: before ? `${r.id}#${before + 1}` : r.id,
+            cells: [text(r.text ?? "—"), text(r.kind), text(r.subject, true)],
+          };
+        }),
       },
     });
   if (l.problems?.length)
