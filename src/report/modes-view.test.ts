@@ -80,7 +80,7 @@ describe("the report's Failure modes section", () => {
     const section = lessonsSection({
       lessons: { used: [], recorded: 1, recordedLessons: [lesson, lesson] },
     } as unknown as Parameters<typeof lessonsSection>[0]);
-    const table = section.blocks.find((b) => b.kind === "table" && b.table.id === "lessons-recorded");
+    const table = section!.blocks.find((b) => b.kind === "table" && b.table.id === "lessons-recorded");
     expect(table && table.kind === "table" && table.table.rows.map((r) => r.key)).toEqual(["L1", "L1#2"]);
   });
 });
