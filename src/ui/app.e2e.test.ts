@@ -101,3 +101,53 @@ it("the request guard sees and blocks requests to other hosts, from the page and
   ]);
   harness.foreignRequests.splice(before);
 });
+
+it("loads each page's code when the page is opened: a slow chunk shows a loading line, a missing one says to reload", async () => {
+  // Service workers off, so every chunk request reaches the network layer, where these routes hold or fail it.
+  const context = await harness.context.browser()!.newContext({ serviceWorkers: "block" });
+  try {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    const chunks: string[] = [];
+    page.on("request", (request) => {
+      const name = /\/assets\/([A-Za-z]+Page)-[\w-]+\.js$/.exec(request.url())?.[1];
+      if (name) chunks.push(name);
+    });
+    await page.goto(`${harness.url}#/settings`);
+    await page.getByRole("heading", { name: "Settings", level: 1 }).waitFor();
+    // Only the page opened was fetched, not every page of the app.
+    expect(chunks).toEqual(["SettingsPage"]);
+
+    let release!: () => void;
+    const held = new Promise<void>((done) => (release = done));
+    await page.route(/\/assets\/ReportPage-[\w-]+\.js$/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.evaluate(() => (location.hash = "#/report"));
+    const loading = page.getByTestId("page-loading");
+    await loading.waitFor();
+    expect(await loading.textContent()).toContain("Loading the Reports page…");
+    release();
+    await page.getByTestId("open-report").waitFor();
+    expect(await loading.count()).toBe(0);
+
+    // A chunk the server no longer has (the app was updated under this tab): the reason, and the way out.
+    await page.route(/\/assets\/ComparePage-[\w-]+\.js$/, (route) => route.fulfill({ status: 404, body: "gone" }));
+    await page.evaluate(() => (location.hash = "#/compare"));
+    const failed = page.getByTestId("page-load-error");
+    await failed.waitFor();
+    expect(await failed.getByRole("heading", { level: 1 }).textContent()).toBe("This page could not be loaded");
+    expect(await failed.textContent()).toMatch(
+      /The Compare page's code could not be loaded \(assets\/ComparePage-[\w-]+\.js.*\)\. .*Reload the page to load the current version/,
+    );
+    await failed.getByRole("button", { name: "Reload" }).waitFor();
+    // The rest of the app still works: a page loaded before opens at once.
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Reports" }).click();
+    await page.getByTestId("open-report").waitFor();
+    expect(errors).toEqual([]);
+  } finally {
+    await context.close();
+  }
+});

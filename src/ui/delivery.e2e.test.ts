@@ -2,12 +2,14 @@
  * Delivery from `vite preview` (`npm start`): the wasm runtime and the bundled models go out precompressed
  * (`.br`, `.gz` written at build time) with their `Content-Encoding` and unpack to the very bytes built; a
  * request that repeats the ETag gets 304 (nothing sent again); Vite's hashed assets go out compressed and
- * immutable; the service worker script is always revalidated.
+ * immutable; the service worker script is always revalidated. A first visit downloads each wasm build once:
+ * the offline copy's install takes what the page fetched from the HTTP cache.
  */
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startBrowserHarness, type BrowserHarness } from "../node/browser-harness.ts";
+import { ENGINE_CHECKS_KEY } from "./app/model-summary.ts";
 
 let harness: BrowserHarness;
 beforeAll(async () => {
@@ -56,4 +58,55 @@ it("serves the wasm and the models precompressed, revalidates them with 304, and
   const sw = await page.request.get(`${harness.url}sw.js`);
   expect(sw.headers()["cache-control"]).toBe("no-cache");
   expect(await sw.text()).toMatch(/^const __EVALRX_PRECACHE__ = \{"version":"[0-9a-f]{16}"/);
+});
+
+it("a first visit downloads each wasm build once, shared by the page's workers and the offline copy's install", async () => {
+  // A fresh context: empty HTTP cache, no service worker yet, nothing remembered (so the engine check runs).
+  const context = await harness.context.browser()!.newContext();
+  try {
+    const downloads = new Map<string, number>();
+    const counted: Promise<void>[] = [];
+    // When the page's own download of the CPU build ended, and when the service worker started: the install
+    // must start after it, or it finds nothing in the HTTP cache and downloads the wasm a second time.
+    let pageWasmDone = Infinity;
+    let workerStarted = Infinity;
+    context.on("serviceworker", () => (workerStarted = Math.min(workerStarted, Date.now())));
+    context.on("requestfinished", (request) => {
+      const finished = Date.now();
+      counted.push(
+        (async () => {
+          const name = /\/ort\/(ort-wasm[\w.-]*\.wasm)$/.exec(request.url())?.[1];
+          const response = await request.response();
+          if (!name || !response || response.fromServiceWorker()) return;
+          if (name === "ort-wasm-simd-threaded.wasm" && !request.serviceWorker())
+            pageWasmDone = Math.min(pageWasmDone, finished);
+          // A body on the wire is a download; a 304 or an answer from the HTTP cache is not.
+          const { responseBodySize } = await request.sizes();
+          if (response.status() === 200 && responseBodySize > 0) downloads.set(name, (downloads.get(name) ?? 0) + 1);
+        })(),
+      );
+    });
+    const page = await context.newPage();
+    await page.goto(`${harness.url}#/models`);
+    const card = page.locator('[data-testid="model-card"][data-model="bundled:tiny-vlm"]');
+    await card.getByTestId("load").click();
+    await card.getByTestId("model-loaded-badge").waitFor({ timeout: 120_000 });
+    // The whole visit: the offline copy saved (the service worker installed and active) and the engine
+    // check done (with a WebGPU adapter it fetches the WebGPU build).
+    await page.waitForFunction(async () => !!(await navigator.serviceWorker.getRegistration())?.active, undefined, {
+      timeout: 240_000,
+    });
+    await page.waitForFunction((key) => !!localStorage.getItem(key), ENGINE_CHECKS_KEY, { timeout: 240_000 });
+    await page.goto(`${harness.url}#/settings`);
+    await expect
+      .poll(() => page.getByTestId("offline-state").textContent(), { timeout: 120_000 })
+      .toMatch(/works offline/);
+    await Promise.all(counted);
+    expect(pageWasmDone).toBeLessThan(Infinity);
+    expect(workerStarted).toBeGreaterThan(pageWasmDone);
+    expect(downloads.get("ort-wasm-simd-threaded.wasm")).toBe(1);
+    for (const [name, n] of downloads) expect(n, name).toBe(1);
+  } finally {
+    await context.close();
+  }
 });

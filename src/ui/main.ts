@@ -1,9 +1,7 @@
 import { mount } from "svelte";
 import App from "./App.svelte";
-import { offline } from "./offline/offline.svelte.ts";
 import "./styles/tokens.css";
 import "./styles/base.css";
 
+// App starts the offline copy (service worker) of a built app, after the page's own startup downloads.
 mount(App, { target: document.getElementById("app")! });
-// The offline copy (service worker) of a built app; registered after load, so it never slows the first paint.
-void offline.start();

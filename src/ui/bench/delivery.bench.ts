@@ -91,7 +91,9 @@ export async function benchDelivery(harness: BrowserHarness, line: (label: strin
         );
       if (serviceWorkers === "allow") {
         const before = wire.bytes;
-        await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 300_000 });
+        await page.waitForFunction(async () => !!(await navigator.serviceWorker.getRegistration())?.active, undefined, {
+          timeout: 300_000,
+        });
         // The whole visit: the engine check (it waits for the load, then fetches the WebGPU build when there is
         // an adapter) has finished too.
         await page.waitForFunction((key) => !!localStorage.getItem(key), ENGINE_CHECKS_KEY, { timeout: 300_000 });

@@ -9,6 +9,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "vite";
+import { listSpecs } from "../../models/specs/index.ts";
 import { precacheManifest, type PrecacheManifest } from "./precache.ts";
 
 const SOURCE = fileURLToPath(new URL("./sw.ts", import.meta.url));
@@ -55,7 +56,9 @@ export function buildManifest(outDir: string, appVersion: string): PrecacheManif
     const bytes = readFileSync(join(outDir, path));
     return { path, bytes: statSync(join(outDir, path)).size, hash: sha256(bytes) };
   });
-  return precacheManifest(files, appVersion, sha256);
+  // The bundled models are the model folders the app loads by itself; other folders are kept when first used.
+  const appModels = listSpecs().map((spec) => spec.source.replace(/^models\//, ""));
+  return precacheManifest(files, appVersion, sha256, appModels);
 }
 
 /**

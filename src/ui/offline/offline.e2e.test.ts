@@ -3,7 +3,8 @@
  * precache of this build) and stores a run and a report; then, with the browser context offline, a reload
  * starts the app from the service worker (still cross-origin isolated, so ONNX Runtime keeps its threads),
  * the playground answers a demo case with the bundled model as it did online, and the stored run and
- * report open. Settings says what is kept and how big it is.
+ * report open, and so does every other page (each page's code is its own chunk). Settings says what is kept
+ * and how big it is.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { startBrowserHarness, type BrowserHarness } from "../../node/browser-harness.ts";
 import { parseReport } from "../../report/schema.ts";
 import { demoRunExport } from "../../share/fixtures.ts";
+import { ROUTES } from "../app/routes.ts";
 
 const REPORT = new URL("../../report/fixtures/cli-report-200.json", import.meta.url).pathname;
 const report = parseReport(readFileSync(REPORT, "utf8"));
@@ -62,7 +64,7 @@ it("after one visit, starts, runs the playground and opens a stored run and repo
   await expect
     .poll(() => page.getByTestId("offline-state").textContent(), { timeout: 120_000 })
     .toMatch(/works offline/);
-  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
   const kept = await page.getByTestId("offline-caches").innerText();
   expect(kept).toMatch(/the app, build [0-9a-f]{16}/);
 
@@ -94,6 +96,13 @@ it("after one visit, starts, runs the playground and opens a stored run and repo
     await expect
       .poll(() => page.getByTestId("report-verdicts").textContent())
       .toMatch(/2 SUPPORTED.*0 REFUTED.*2 INCONCLUSIVE/);
+
+    // Every page's code (one chunk each, loaded when the page is first opened) is in the offline copy.
+    for (const route of ROUTES) {
+      await page.goto(`${harness.url}${route.pattern.replace(/[[?].*$/, "")}`);
+      await page.getByRole("heading", { level: 1 }).first().waitFor({ timeout: 30_000 });
+      expect(await page.getByTestId("page-load-error").count(), route.pattern).toBe(0);
+    }
   } finally {
     await harness.context.setOffline(false);
   }

@@ -23,6 +23,12 @@ export interface CacheUsage {
   readonly bytes: number;
 }
 
+/**
+ * The longest a first visit waits for the page's startup downloads before saving the offline copy anyway (a
+ * model worker that never answers must not keep the app from working offline).
+ */
+const FIRST_SAVE_WAIT_MS = 60_000;
+
 /** How often an open tab asks the server whether a new build was published. */
 const UPDATE_CHECK_MS = 60 * 60 * 1000;
 
@@ -40,8 +46,13 @@ export class OfflineService {
   #registration: ServiceWorkerRegistration | undefined;
   #reloading = false;
 
-  /** Registers the service worker (once the page has loaded, so it never competes with the first paint). */
-  async start(): Promise<void> {
+  /**
+   * Registers the service worker: once the page has loaded, so it never competes with the first paint, and on
+   * a first visit (no worker yet) once `startupDone` settles too (at most `FIRST_SAVE_WAIT_MS` later): the
+   * page's own downloads (the wasm runtime, a model it loads) are then in the HTTP cache, where the install
+   * takes them from, instead of being downloaded a second time beside the page's still running fetch.
+   */
+  async start(startupDone?: Promise<unknown>): Promise<void> {
     // The dev server (and Vitest's browser mode) has hot reload and no sw.js; a build has neither. (Not
     // `import.meta.env.DEV`: a build made under Vitest, as the e2e tests' is, has NODE_ENV=test and DEV true.)
     if (import.meta.hot) {
@@ -66,6 +77,11 @@ export class OfflineService {
       void this.#checkClaim();
     });
     if (document.readyState !== "complete") await new Promise((done) => addEventListener("load", done, { once: true }));
+    if (!hadController && startupDone)
+      await Promise.race([
+        startupDone.catch(() => undefined),
+        new Promise((done) => setTimeout(done, FIRST_SAVE_WAIT_MS)),
+      ]);
     try {
       const registration = await container.register(`${import.meta.env.BASE_URL}sw.js`, {
         scope: import.meta.env.BASE_URL,
@@ -96,7 +112,7 @@ export class OfflineService {
       const worker = registration.installing;
       worker?.addEventListener("statechange", () => {
         check();
-        if (worker.state === "activated" && this.state.kind !== "ready") void this.#checkClaim();
+        if (worker.state === "activated" && this.state.kind !== "ready") void this.#checkClaim(worker);
       });
     });
   }
@@ -128,9 +144,9 @@ export class OfflineService {
   }
 
   /**
-   * This page is controlled: is the worker of the build the page was loaded from? The first visit's page
-   * came from the network and was claimed; if the host published a newer build in between, the worker's
-   * cache is that build's, so the page offers a reload instead of fetching new files into itself.
+   * The worker that controls this page, or the one a first visit just installed (which serves the next
+   * load): is it of the build the page was loaded from? A first visit's page came from the network; if the
+   * host published a newer build in between, the worker's cache is that build's, so the page offers a reload.
    */
   async #checkClaim(worker = navigator.serviceWorker.controller): Promise<void> {
     if (!worker) return;

@@ -39,6 +39,28 @@ describe("precacheManifest", () => {
     expect(m.appVersion).toBe("0.1.0");
   });
 
+  it("marks lazy the model files the app does not load by itself: other folders, and the untapped graphs", () => {
+    const build = [
+      ...BUILD,
+      file("models/tiny-vlm/onnx/decoder_model_merged.onnx"),
+      file("models/tiny-vlm/onnx/decoder_untapped.onnx"),
+      file("models/planted-vlm/config.json"),
+      file("models/planted-vlm/onnx/decoder_model_merged.onnx"),
+    ];
+    const lazy = (m: PrecacheManifest) =>
+      m.entries.filter((e) => e.lazy && e.url.startsWith("/models/")).map((e) => e.url);
+    expect(lazy(precacheManifest(build, "0.1.0", sha, ["tiny-vlm", "tiny-lm"]))).toEqual([
+      "/models/planted-vlm/config.json",
+      "/models/planted-vlm/onnx/decoder_model_merged.onnx",
+      "/models/tiny-vlm/onnx/decoder_untapped.onnx",
+    ]);
+    // Without the app's model list every folder is the app's; the untapped copies stay lazy.
+    expect(lazy(precacheManifest(build, "0.1.0", sha))).toEqual(["/models/tiny-vlm/onnx/decoder_untapped.onnx"]);
+    expect(() => precacheManifest(build, "0.1.0", sha, ["models/tiny-vlm"])).toThrow(
+      'precacheManifest: appModels must be model folder names, got ["models/tiny-vlm"]',
+    );
+  });
+
   it("names a build by its files: the same files give the same version, one changed byte another", () => {
     const a = precacheManifest(BUILD, "0.1.0", sha);
     expect(precacheManifest([...BUILD].reverse(), "0.1.0", sha).version).toBe(a.version);
@@ -71,7 +93,13 @@ describe("strategyFor", () => {
     expect(kind(`${ORIGIN}/models/tiny-vlm/config.json`)).toBe("precache");
   });
 
-  it("answers 404 for a file the build's own folders do not have (a probe for an optional model file)", () => {
+  it("answers a HEAD for a built file from the precache too (sizes asked offline), and leaves other HEADs alone", () => {
+    expect(kind(`${ORIGIN}/models/tiny-vlm/config.json`, "cors", "HEAD")).toBe("precache");
+    expect(kind(`${ORIGIN}/models/tiny-vlm/generation_config.json`, "cors", "HEAD")).toBe("missing");
+    expect(kind(`${ORIGIN}/served/my-model/config.json`, "cors", "HEAD")).toBe("network");
+  });
+
+  it("sends a file the build's own folders do not have to the server, 404 when offline (a probe for an optional model file)", () => {
     expect(kind(`${ORIGIN}/models/tiny-vlm/generation_config.json`)).toBe("missing");
     expect(kind(`${ORIGIN}/assets/index-Old00000.js`)).toBe("missing");
   });

@@ -15,7 +15,10 @@ export interface PrecacheEntry {
   /**
    * Kept the first time it is used through the worker, not at install: the WebGPU build's wasm (27 MB,
    * 5.5 MB compressed; WebGPU and transformers.js) would nearly double the first visit, and the app runs
-   * without it (the engine check falls back to WASM). Used once online, it is kept for offline use too.
+   * without it (the engine check falls back to WASM). Used once online, it is kept for offline use too. So
+   * are the model files the app never reads by itself: a model folder that is not one of the app's bundled
+   * models (planted-vlm, the L4 study model) and the `*_untapped.onnx` graphs (the forge's copies without
+   * attention outputs, read by Node benches): 2.7 MB compressed a first visit would otherwise save unused.
    */
   readonly lazy?: true;
 }
@@ -40,23 +43,30 @@ export const precacheName = (version: string) => `${PRECACHE_PREFIX}${version}`;
 /** Built files that are not the app: the precompressed twins (the browser gets them decoded) and the worker itself. */
 const NOT_KEPT = /(\.br|\.gz|\.map)$|^sw\.js$/;
 /** Built files kept when first used (see `PrecacheEntry.lazy`). */
-const LAZY = /^ort\/ort-wasm-simd-threaded\.(asyncify|jsep|jspi)\.wasm$/;
+const LAZY = /^ort\/ort-wasm-simd-threaded\.(asyncify|jsep|jspi)\.wasm$|^models\/.*_untapped\.onnx$/;
+/** A file of a model folder: its folder's name. */
+const MODEL_FOLDER = /^models\/([^/]+)\//;
 
 /**
  * Which of a build's files go into its offline copy, and the build's version: every file but the
- * precompressed twins, source maps and `sw.js`, sorted by URL; ONNX Runtime's wasm builds for WebGPU are
- * marked lazy. `files` are paths relative to the build folder; `digest` hashes text to hex (the
- * build's SHA-256), naming the build.
+ * precompressed twins, source maps and `sw.js`, sorted by URL; ONNX Runtime's wasm builds for WebGPU and
+ * the model files the app does not read by itself are marked lazy (`appModels` names the model folders the
+ * app loads, its bundled models; every other folder under `models/` is lazy, and so is every
+ * `*_untapped.onnx`; without `appModels`, every folder is the app's). `files` are paths relative to the
+ * build folder; `digest` hashes text to hex (the build's SHA-256), naming the build.
  *
  * @example
- * precacheManifest([{ path: "index.html", bytes: 900, hash: "a1b2c3d4e5f60718" }], "0.1.0", sha256Hex)
+ * precacheManifest([{ path: "index.html", bytes: 900, hash: "a1b2c3d4e5f60718" }], "0.1.0", sha256Hex, ["tiny-vlm"])
  * // → { version: "…16 hex…", appVersion: "0.1.0", entries: [{ url: "/index.html", revision: "a1…", bytes: 900 }] }
  */
 export function precacheManifest(
   files: readonly { readonly path: string; readonly bytes: number; readonly hash: string }[],
   appVersion: string,
   digest: (text: string) => string,
+  appModels?: readonly string[],
 ): PrecacheManifest {
+  if (appModels && appModels.some((name) => !name || name.includes("/")))
+    throw new Error(`precacheManifest: appModels must be model folder names, got ${JSON.stringify(appModels)}`);
   const entries: PrecacheEntry[] = [];
   for (const file of files) {
     const path = file.path.replaceAll("\\", "/").replace(/^\/+/, "");
@@ -69,7 +79,7 @@ export function precacheManifest(
       url: `/${path}`,
       revision: file.hash.slice(0, 16),
       bytes: file.bytes,
-      ...(LAZY.test(path) ? { lazy: true as const } : {}),
+      ...(LAZY.test(path) || notTheApps(path, appModels) ? { lazy: true as const } : {}),
     });
   }
   entries.sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
@@ -79,13 +89,25 @@ export function precacheManifest(
   return { version, appVersion, entries };
 }
 
+/** A file of a model folder the app never loads by itself (see `precacheManifest`). */
+function notTheApps(path: string, appModels: readonly string[] | undefined): boolean {
+  const folder = MODEL_FOLDER.exec(path)?.[1];
+  return !!folder && !!appModels && !appModels.includes(folder);
+}
+
 /** How the service worker answers a request. */
 export type Strategy =
   /** A page load of the app: the build's own index.html, from its precache. */
   | { readonly kind: "shell" }
-  /** A built file: from this build's precache (a lazy one is fetched and kept the first time). */
+  /**
+   * A built file: from this build's precache (a lazy one is fetched and kept the first time). A HEAD
+   * request (the Models page asks the bundled files' sizes) gets the kept copy's headers.
+   */
   | { readonly kind: "precache"; readonly entry: PrecacheEntry }
-  /** A path of the build's own folders (`/assets/`, `/ort/`, `/models/`) that this build does not have: 404. */
+  /**
+   * A path of the build's own folders (`/assets/`, `/ort/`, `/models/`) that this build does not have: the
+   * server's answer online (a page of another build still gets its files), a 404 offline.
+   */
   | { readonly kind: "missing" }
   /** A model file from a served folder: the network first, the kept copy when offline. */
   | { readonly kind: "runtime" }
@@ -104,8 +126,8 @@ const HUB_LAYOUT = /\/resolve\/[^/]+\/|\/api\/models\//;
 
 /**
  * How the service worker of `manifest`, whose scope is `origin`, answers a request. Precached files are
- * matched by path alone (the app never adds a query to them); a navigation inside the scope gets the shell
- * (hash routes all live in index.html).
+ * matched by path alone (the app never adds a query to them), for GET and HEAD; a navigation inside the
+ * scope gets the shell (hash routes all live in index.html). Other methods go to the network.
  *
  * @example
  * strategyFor({ url: "http://localhost:4173/#/runs", method: "GET", mode: "navigate" }, manifest, "http://localhost:4173")
@@ -116,7 +138,8 @@ export function strategyFor(
   byUrl: ReadonlyMap<string, PrecacheEntry>,
   origin: string,
 ): Strategy {
-  if (request.method !== "GET") return { kind: "network" };
+  const head = request.method === "HEAD";
+  if (request.method !== "GET" && !head) return { kind: "network" };
   let url: URL;
   try {
     url = new URL(request.url);
@@ -127,13 +150,13 @@ export function strategyFor(
   const sameOrigin = url.origin === origin;
   if (sameOrigin) {
     const path = decodeURIComponent(url.pathname);
-    if (request.mode === "navigate" && (path === "/" || path === "/index.html")) return { kind: "shell" };
+    if (request.mode === "navigate" && !head && (path === "/" || path === "/index.html")) return { kind: "shell" };
     const entry = byUrl.get(path);
     if (entry && !url.search) return { kind: "precache", entry };
     // The build knows every file of its own folders: a probe for an optional model file gets its 404 offline too.
     if (BUILT_FOLDER.test(path) && !entry) return { kind: "missing" };
   }
-  if (MODEL_FILE.test(url.pathname) && !HUB_LAYOUT.test(url.pathname) && request.mode !== "navigate")
+  if (MODEL_FILE.test(url.pathname) && !HUB_LAYOUT.test(url.pathname) && request.mode !== "navigate" && !head)
     return { kind: "runtime" };
   return { kind: "network" };
 }

@@ -146,9 +146,10 @@ sw.addEventListener("activate", (event) => {
     (async () => {
       for (const name of await caches.keys())
         if (name.startsWith(PRECACHE_PREFIX) && name !== CACHE) await caches.delete(name);
-      // Pages that have no worker yet (the first visit) get this one, so the models they open are kept;
-      // the page checks that it is of this build (src/ui/offline/offline.svelte.ts).
-      await sw.clients.claim();
+      // No clients.claim(): a page keeps the controller it was loaded with for its whole life. A first visit's
+      // page (and its workers) stays on the network and the copy serves the next load; a page never changes
+      // controller mid-session, in the middle of its chunk and model downloads, except when the user chose to
+      // switch to a new build (its tabs then reload, see offline.svelte.ts).
       say({ type: "activated", version: manifest.version });
     })(),
   );
@@ -182,6 +183,12 @@ const keeping = new Map<string, Promise<Response>>();
 async function precached(event: FetchEvent, entry: PrecacheEntry): Promise<Response> {
   const cache = await caches.open(CACHE);
   const kept = await cache.match(entry.url);
+  if (event.request.method === "HEAD") {
+    // A size asked for (the Models page): the kept copy's headers, or for a file not kept yet (a lazy one) its
+    // size from the manifest; nothing is downloaded for it, and it answers offline too.
+    const headers = kept ? kept.headers : { "Content-Length": String(entry.bytes), ...ISOLATION };
+    return new Response(null, { status: 200, statusText: "OK", headers });
+  }
   if (kept) return kept;
   let pending = keeping.get(entry.url);
   if (!pending) {
@@ -208,6 +215,24 @@ async function precached(event: FetchEvent, entry: PrecacheEntry): Promise<Respo
   }
 }
 
+/**
+ * A file of the build's folders that this build does not have: the server's answer, or a 404 when there is
+ * none (offline: a probe for an optional model file gets its 404 there too). A page of another build that
+ * this worker took over (a first visit's page, claimed by the build the host published since) so still gets
+ * its own build's chunks while the host has them, instead of a 404 that breaks it.
+ */
+async function missing(request: Request): Promise<Response> {
+  try {
+    return await fetch(request);
+  } catch {
+    return new Response(`no such file in this build: ${new URL(request.url).pathname}`, {
+      status: 404,
+      statusText: "Not Found",
+      headers: { "Content-Type": "text/plain", ...ISOLATION },
+    });
+  }
+}
+
 /** A served model file: the network first (a served folder may change), the kept copy when offline. */
 async function runtime(event: FetchEvent): Promise<Response> {
   const cache = await caches.open(RUNTIME_CACHE);
@@ -227,13 +252,6 @@ sw.addEventListener("fetch", (event) => {
   const strategy = strategyFor(event.request, byUrl, sw.location.origin);
   if (strategy.kind === "shell") event.respondWith(shell(event.request));
   else if (strategy.kind === "precache") event.respondWith(precached(event, strategy.entry));
-  else if (strategy.kind === "missing")
-    event.respondWith(
-      new Response(`no such file in this build: ${new URL(event.request.url).pathname}`, {
-        status: 404,
-        statusText: "Not Found",
-        headers: { "Content-Type": "text/plain", ...ISOLATION },
-      }),
-    );
+  else if (strategy.kind === "missing") event.respondWith(missing(event.request));
   else if (strategy.kind === "runtime") event.respondWith(runtime(event));
 });

@@ -5,12 +5,12 @@
  * A's files, including ones the server no longer has; B installs beside A, copying the unchanged files
  * (no wasm downloaded again). Reload in one tab switches both tabs to B, and A's cache is gone.
  *
- * Build B is build A with its entry chunk changed (so renamed, as Vite names chunks by content) and a
- * model card edited, with its service worker written again by the build's own code
+ * Build B is build A with its entry chunk changed (so renamed, as Vite names chunks by content; the pages'
+ * chunks that import it name the new one) and a model card edited, with its service worker written again by the build's own code
  * (src/ui/offline/build-sw.node.ts): the same change a second `vite build` of an edited app makes, in
  * seconds instead of a minute. Set OFFLINE_SCREENS=<dir> to also write screenshots (1280x900).
  */
-import { cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -51,6 +51,18 @@ beforeAll(async () => {
   rmSync(join(b, `${entryA.slice(1)}.br`), { force: true });
   rmSync(join(b, `${entryA.slice(1)}.gz`), { force: true });
   writeFileSync(join(b, "index.html"), html.replace(entryA, entryB));
+  // The pages' chunks import the entry chunk by name: in a real second build they name the new one (and are
+  // renamed in turn; here they keep their names with new bytes, so B downloads them and A keeps its own).
+  const nameA = entryA.slice(entryA.lastIndexOf("/") + 1);
+  const nameB = entryB.slice(entryB.lastIndexOf("/") + 1);
+  for (const file of readdirSync(join(b, "assets"))) {
+    if (!file.endsWith(".js")) continue;
+    const text = readFileSync(join(b, "assets", file), "utf8");
+    if (!text.includes(nameA)) continue;
+    writeFileSync(join(b, "assets", file), text.replaceAll(nameA, nameB));
+    rmSync(join(b, "assets", `${file}.br`), { force: true });
+    rmSync(join(b, "assets", `${file}.gz`), { force: true });
+  }
   writeFileSync(join(b, CARD), `${readFileSync(join(b, CARD), "utf8")}\nEdited in build B.\n`);
   versionB = (await writeServiceWorker(b, "0.1.0")).version;
 
@@ -85,6 +97,8 @@ it("announces a new build, keeps serving the old one until the user reloads, the
   await expect
     .poll(() => page.getByTestId("offline-state").textContent(), { timeout: 120_000 })
     .toMatch(/works offline/);
+  // The worker serves the next load (it never takes over a page mid-session): this tab reloads into it.
+  await page.reload();
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
   await page.getByTestId("offline-caches").waitFor();
   await shot("settings-offline");

@@ -149,6 +149,10 @@ it("a run another tab is judging is shown as such and cannot be resumed twice; w
   const axe = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
   const writer = await harness.context.newPage();
   await writer.goto(`${harness.url}#/runs`);
+  // With a run stored, the form may start folded behind "New eval…" (it opens when the page knows of no run).
+  const fold = writer.getByRole("button", { name: "New eval…" });
+  await writer.getByTestId("eval-dataset").or(fold).first().waitFor();
+  if (await fold.isVisible()) await fold.click();
   await writer.getByTestId("eval-dataset").selectOption("pope");
   await writer.getByTestId("eval-sample").fill("150");
   await writer.getByTestId("eval-name").fill("pope-two-tabs");
