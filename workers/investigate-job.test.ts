@@ -91,6 +91,18 @@ describe("checkPlan", () => {
     expect(() => checkPlan({ ...plan, question: " " })).toThrow("plan.question: expected the question to answer");
     expect(() => checkPlan(undefined)).toThrow("plan.dataset: expected a stored dataset's id");
   });
+
+  it("passes the judge's paraphrases on only with the agentic loop's endpoint judge", () => {
+    const judge = { kind: "endpoint", url: "http://127.0.0.1:11434/v1", model: "qwen" };
+    const asked = { ...plan, agentic: true, judge, searchProbes: { budget: 40, judgeParaphrases: true } };
+    expect(checkPlan(asked).searchProbes).toEqual({ budget: 40, judgeParaphrases: true });
+    expect(() => checkPlan({ ...asked, judge: { kind: "rules" } })).toThrow(
+      "plan.searchProbes.judgeParaphrases: the judge's rewordings need the agentic loop with an endpoint judge",
+    );
+    expect(() => checkPlan({ ...asked, searchProbes: { budget: 40, judgeParaphrases: "yes" } })).toThrow(
+      'plan.searchProbes.judgeParaphrases: expected true or false, got "yes"',
+    );
+  });
 });
 
 it("names the store runs of an investigation by stage, and its writer lock apart from the loop's own", () => {

@@ -43,7 +43,7 @@ export interface InvestigationPlan {
   /** Who picks the agentic loop's steps (default the rule policy); its API key is never stored with the run. */
   readonly judge?: JudgeChoice;
   /** Probe search before M1 (`--search-probes`): the kept failing variants are stored as a new dataset version. */
-  readonly searchProbes?: { readonly budget: number };
+  readonly searchProbes?: { readonly budget: number; readonly judgeParaphrases?: boolean };
   /** L4's training settings in the page (default the executor's: 300 Adam steps, lr 0.01, λ 0.05). */
   readonly l4?: L4TrainSettings;
 }
@@ -129,6 +129,15 @@ export function checkPlan(plan: unknown): InvestigationPlan {
     throw new Error(
       `plan.searchProbes.budget: expected a whole number of model calls, at least 10 (e.g. 400), got ${String(budget)}`,
     );
+  const judgeParaphrases = (p.searchProbes as { judgeParaphrases?: unknown } | undefined)?.judgeParaphrases;
+  if (judgeParaphrases !== undefined && typeof judgeParaphrases !== "boolean")
+    throw new Error(
+      `plan.searchProbes.judgeParaphrases: expected true or false, got ${JSON.stringify(judgeParaphrases)}`,
+    );
+  if (judgeParaphrases && (p.agentic !== true || (p.judge as { kind?: unknown } | undefined)?.kind !== "endpoint"))
+    throw new Error(
+      "plan.searchProbes.judgeParaphrases: the judge's rewordings need the agentic loop with an endpoint judge (plan.agentic and plan.judge { kind: 'endpoint' })",
+    );
   const l4 = p.l4 !== undefined ? checkL4Settings(p.l4) : undefined;
   return {
     dataset: p.dataset,
@@ -139,7 +148,9 @@ export function checkPlan(plan: unknown): InvestigationPlan {
     ...(p.select ? { select: p.select as Selection } : {}),
     ...(p.agentic === true ? { agentic: true } : {}),
     ...(p.agentic === true && p.judge !== undefined ? { judge: checkJudgeChoice(p.judge) } : {}),
-    ...(p.searchProbes !== undefined ? { searchProbes: { budget: budget as number } } : {}),
+    ...(p.searchProbes !== undefined
+      ? { searchProbes: { budget: budget as number, ...(judgeParaphrases ? { judgeParaphrases: true } : {}) } }
+      : {}),
     ...(l4 ? { l4 } : {}),
   };
 }

@@ -15,7 +15,7 @@ import type { Judge } from "./judge.ts";
 import { runLoop, timed, type LoopResult } from "./loop.ts";
 import type { FailureModeOptions } from "./modes/failure-modes.ts";
 import { MODE_COLUMN, modeDistances } from "./modes/mode-loop.ts";
-import { growDataset } from "./probes/grow-dataset.ts";
+import { growDataset, type ProbeSearchPlan } from "./probes/grow-dataset.ts";
 import { WRITABLE_ATTENTION } from "./agentic/tools.ts";
 import {
   readLessons,
@@ -89,9 +89,10 @@ export interface InvestigateOptions {
   readonly lessons?: LessonStore;
   /**
    * Probe search before M1 (`--search-probes`): failing variants of the seed cases' scene questions are
-   * synthesized within `budget` model calls and stored with the cases as a new dataset version, which M1 probes.
+   * synthesized within `budget` model calls and stored with the cases as a new dataset version, which M1 probes;
+   * with `judgeParaphrases` the `judge` endpoint also rewords the seeds' questions, each wording checked.
    */
-  readonly searchProbes?: { readonly budget: number };
+  readonly searchProbes?: ProbeSearchPlan;
   /**
    * An L4 executor (`--max-tier L4` on a model small enough to train here): given the diagnosis-only pool (the
    * exploration split) and the ids it must never train on, the candidate M5 tries at L4; none keeps the recipe only.
@@ -174,6 +175,10 @@ export const SIGNAL_TAGS = new Map<string, readonly string[]>([
 export async function investigate(
   o: InvestigateOptions,
 ): Promise<{ report: Report; events: readonly RunEvent[]; loop: LoopResult }> {
+  if (o.searchProbes?.judgeParaphrases && !o.judge)
+    throw new Error(
+      "judge paraphrases need a judge endpoint (--judge URL, or the page's OpenAI-compatible judge): the rule paraphrases need none",
+    );
   // One writer per investigation for its whole life: a second one on the same run is refused before anything runs.
   const lock = await o.store.lockRun(o.runId);
   try {
@@ -254,6 +259,7 @@ async function investigateLocked(
           seed,
           ...(o.signal ? { signal: o.signal } : {}),
           ...(o.now ? { now: o.now } : {}),
+          ...(o.searchProbes.judgeParaphrases && o.judge ? { paraphraser: o.judge } : {}),
         },
         log,
       )

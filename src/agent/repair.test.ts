@@ -315,6 +315,10 @@ describe("repair ladder", () => {
     await expect(investigate({ ...options, minTier: "L3b", previous: [started] })).rejects.toThrow(
       "min tier is L3b where the interrupted run started its ladder at L1: resume it with the same min tier",
     );
+    // The probe search's judge paraphrases need the judge that writes them (the fixed loop's `judge`).
+    await expect(investigate({ ...options, searchProbes: { budget: 10, judgeParaphrases: true } })).rejects.toThrow(
+      "judge paraphrases need a judge endpoint",
+    );
     const bin = fileURLToPath(new URL("../node/bin.mjs", import.meta.url));
     const cli = spawnSync(bin, ["investigate", "--min-tier", "L3b", "--max-tier", "L2"], {
       encoding: "utf8",

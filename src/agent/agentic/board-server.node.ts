@@ -49,8 +49,10 @@ export interface BoardServer {
 /**
  * @example const server = await boardServer(); // server.baseUrl === "http://127.0.0.1:PORT/v1"
  */
-export async function boardServer(options: { readonly analysis?: boolean } = {}): Promise<BoardServer> {
-  const policy = rulePolicy({ analysis: options.analysis ?? false });
+export async function boardServer(
+  options: { readonly analysis?: boolean; readonly searchProbes?: boolean } = {},
+): Promise<BoardServer> {
+  const policy = rulePolicy({ analysis: options.analysis ?? false, searchProbes: options.searchProbes ?? false });
   const requests: BoardServer["requests"] = [];
   const authorizations: BoardServer["authorizations"] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {

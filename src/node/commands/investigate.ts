@@ -61,7 +61,7 @@ const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/
               occlusions, crops and pastes of photos with object boxes, rule paraphrases of yes/no questions, and
               rewordings, distractors and operand edits of text probes (tiny-lm's reversal cases); expected answers
               by construction. Stored with the cases as a new dataset version, which M1 probes; --probe-budget
-              model calls in all (default 400). --judge-paraphrases (with --agentic and --judge): the judge
+              model calls in all (default 400). --judge-paraphrases (with --judge): the judge
               endpoint also rewords the questions, each wording checked (same object, yes/no, no answer leak)
   --agentic   a judge picks each next step from an evidence board (the --judge endpoint, else the rule policy);
               the host keeps the rules (caps, order, one sealed read, the stop gate); analyses run in a locked child
@@ -367,9 +367,9 @@ export const command: Command = {
         throw new Error(
           "--probe-budget sets the budget of --search-probes; add --search-probes, or drop --probe-budget",
         );
-      if (values["judge-paraphrases"] && !(values["search-probes"] && values.judge && values.agentic))
+      if (values["judge-paraphrases"] && !(values["search-probes"] && values.judge))
         throw new Error(
-          "--judge-paraphrases asks the --judge endpoint to reword the probe search's questions: it needs --search-probes, --judge URL and --agentic (the fixed loop's search uses the rule paraphrases)",
+          "--judge-paraphrases asks the --judge endpoint to reword the probe search's questions: it needs --search-probes and --judge URL (without it the search uses the rule paraphrases)",
         );
       const lessonsPath = values.lessons ?? ".evalrx/lessons.jsonl";
       const lessonFile = lessonsPath === "none" ? undefined : new LessonFile(resolve(lessonsPath));

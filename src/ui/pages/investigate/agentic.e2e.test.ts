@@ -17,7 +17,7 @@ const screens = process.env["AGENTIC_SCREENS"];
 let harness: BrowserHarness;
 let server: BoardServer;
 beforeAll(async () => {
-  [harness, server] = await Promise.all([startBrowserHarness(), boardServer({ analysis: true })]);
+  [harness, server] = await Promise.all([startBrowserHarness(), boardServer({ analysis: true, searchProbes: true })]);
 }, 300_000);
 afterAll(async () => {
   await harness?.close();
@@ -51,6 +51,10 @@ it("runs the judge-decided loop in the page with the user's endpoint as the judg
   await page.getByTestId("judge-url").fill(server.baseUrl);
   await page.getByTestId("judge-model-name").fill("board-reader");
   await page.getByTestId("judge-key").fill("test-key");
+  await page.getByTestId("investigate-search-probes").check();
+  await page.getByTestId("investigate-probe-budget").fill("40");
+  await page.getByTestId("investigate-judge-paraphrases").check();
+  await expect.poll(() => page.locator("pre.cli").textContent()).toContain("--judge-paraphrases");
   await expect.poll(() => page.getByTestId("investigate-plan").textContent()).toContain("60 cases");
   await shot(page, "agentic-form");
   await page.getByTestId("start-investigation").click();
@@ -75,6 +79,9 @@ it("runs the judge-decided loop in the page with the user's endpoint as the judg
   const boards = server.requests.filter((r) => r.messages.at(-1)!.content.includes("Evidence board")).length;
   expect(boards).toBe(await turns.count());
   expect(server.authorizations.every((a) => a === "Bearer test-key")).toBe(true);
+  // The probe search asked the same endpoint to reword the seeds' questions, and kept only the checked wordings.
+  expect(await page.getByTestId("agentic-turns").textContent()).toContain("search_probes");
+  expect(server.requests.some((r) => r.messages.at(-1)!.content.startsWith("Rewrite this yes/no question"))).toBe(true);
   // The analysis turn ran in the sandbox worker, which the app serves with its own policy (code from strings, no
   // connections): A1 returned its tables instead of the CSP's EvalError.
   const board = await page.getByTestId("agentic-turns").textContent();

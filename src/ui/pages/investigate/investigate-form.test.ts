@@ -64,4 +64,17 @@ describe("the probe search option", () => {
       "probe budget: a whole number of model calls, at least 10 (e.g. 400), got '5'",
     );
   });
+
+  it("asks the endpoint judge for paraphrases only where one judges: --judge-paraphrases in the CLI line", () => {
+    const endpoint = { ...fields, agentic: true, judge: "endpoint" as const, judgeModel: "qwen2.5:7b" };
+    const plan = investigationPlan({ ...endpoint, searchProbes: true, probeBudget: 200, judgeParaphrases: true });
+    expect(plan.searchProbes).toEqual({ budget: 200, judgeParaphrases: true });
+    expect(cliCommand(plan, "tiny-vlm", "pope.jsonl")).toContain(
+      "--agentic --judge http://127.0.0.1:11434/v1 --judge-model qwen2.5:7b --search-probes --probe-budget 200 --judge-paraphrases",
+    );
+    // The tick is shown only with an endpoint judge; left ticked under the rule policy it asks for nothing.
+    const rules = investigationPlan({ ...endpoint, judge: "rules", searchProbes: true, judgeParaphrases: true });
+    expect(rules.searchProbes).toEqual({ budget: 400 });
+    expect(cliCommand(rules, "tiny-vlm", "pope.jsonl")).not.toContain("--judge-paraphrases");
+  });
 });

@@ -34,6 +34,8 @@ export interface InvestigateFields extends JudgeFields {
   searchProbes: boolean;
   /** Its budget of model calls (`--probe-budget`). */
   probeBudget: string | number;
+  /** The endpoint judge also rewords the seeds' questions, each wording checked (`--judge-paraphrases`). */
+  judgeParaphrases: boolean;
 }
 
 export const DEFAULT_QUESTION = "What predicts the hallucinations?";
@@ -50,6 +52,7 @@ export const DEFAULT_INVESTIGATE_FIELDS: InvestigateFields = {
   agentic: false,
   searchProbes: false,
   probeBudget: "400",
+  judgeParaphrases: false,
   ...DEFAULT_JUDGE_FIELDS,
 };
 
@@ -90,16 +93,18 @@ export function investigationPlan(fields: InvestigateFields): InvestigationPlan 
       throw new Error(`sample: a whole number of cases ≥ 1 (or empty for every case), got '${text(fields.sample)}'`);
     select.sample = sample;
   }
-  let searchProbes: { budget: number } | undefined;
+  const judge = fields.agentic ? judgeChoiceOf(fields) : undefined;
+  let searchProbes: InvestigationPlan["searchProbes"];
   if (fields.searchProbes) {
     const budget = Number(text(fields.probeBudget));
     if (!text(fields.probeBudget) || !Number.isInteger(budget) || budget < 10)
       throw new Error(
         `probe budget: a whole number of model calls, at least 10 (e.g. 400), got '${text(fields.probeBudget)}'`,
       );
-    searchProbes = { budget };
+    // The tick is offered (and counts) only where it can work: an endpoint judge writes the wordings.
+    searchProbes =
+      fields.judgeParaphrases && judge?.kind === "endpoint" ? { budget, judgeParaphrases: true } : { budget };
   }
-  const judge = fields.agentic ? judgeChoiceOf(fields) : undefined;
   return {
     dataset,
     ...(Object.keys(select).length ? { select } : {}),
@@ -130,6 +135,7 @@ export function cliCommand(plan: InvestigationPlan, model: string, dataFile: str
   words.push("--seed", String(plan.seed), "--holdout", String(plan.holdout), "--max-tier", plan.maxTier);
   if (plan.agentic) words.push("--agentic", ...cliJudgeWords(plan.judge));
   if (plan.searchProbes) words.push("--search-probes", "--probe-budget", String(plan.searchProbes.budget));
+  if (plan.searchProbes?.judgeParaphrases) words.push("--judge-paraphrases");
   words.push("-q", plan.question);
   const line = words.map(shellWord).join(" ");
   const unsupported = [plan.select?.split !== undefined ? "split" : "", plan.select?.tags ? "tags" : ""].filter(
