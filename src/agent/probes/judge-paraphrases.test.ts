@@ -165,5 +165,8 @@ describe.skipIf(!haveModel)("growDataset with judge paraphrases (tiny-vlm, a loc
       expect(c.input.prompt).toMatch(/^<image> (can you see|does the picture contain) a \w+ \w+ (in this image )?\?$/);
       expect(c.cluster).toBe(parent.cluster ?? `id:${parent.id}`);
     }
+    // The same wording of the same seed is one case: neither asked twice nor kept twice.
+    const pairs = kept.map((c) => `${(c.meta.provenance as { parent: string }).parent} ${c.input.prompt}`);
+    expect(new Set(pairs).size).toBe(pairs.length);
   }, 120_000);
 });

@@ -189,6 +189,8 @@ export async function searchPhotoProbes(options: PhotoProbeOptions): Promise<Pho
       };
     },
     ask: (c) => ask(c.prompt, c.image, c.expected),
+    // A rewording keeps the seed's photo, so the same wording of the same seed is the same case.
+    identity: (c) => (c.provenance.edit.kind === "paraphrase" ? `${c.provenance.parent}\n${c.prompt}` : undefined),
   });
 }
 

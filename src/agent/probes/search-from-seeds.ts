@@ -36,6 +36,12 @@ export interface SeedSearchOptions<C> extends SeedSearchSettings {
   readonly variant: (i: number, family: string, arm: string, rng: Rng) => C | undefined;
   /** One model call on a variant: the answer, and whether it fails the variant's expected answer. */
   readonly ask: (candidate: C) => Promise<{ readonly answer: string; readonly failed: boolean }>;
+  /**
+   * What a variant is, where two draws can make the same one (a rewording of the seed's own image, a text
+   * prompt): one already tried is neither asked again nor kept twice, since the same input gets the same answer.
+   * Undefined: every draw is new (an edit placed at random).
+   */
+  readonly identity?: (candidate: C) => string | undefined;
 }
 
 /**
@@ -63,6 +69,7 @@ export async function searchFromSeeds<C extends { readonly answer: string }>(
   const bandit = seedBandit(options.seedCount, exploration);
   const parentOf = new WeakMap<C, number>();
   const answers = new WeakMap<C, string>();
+  const tried = new Set<string>();
   const search = await probeSearch<C>({
     families: options.families,
     generate: (family, arm, rng) => {
@@ -70,6 +77,11 @@ export async function searchFromSeeds<C extends { readonly answer: string }>(
       for (const i of bandit.order(rng).slice(0, SEED_ATTEMPTS)) {
         const candidate = options.variant(i, family, arm, rng);
         if (candidate === undefined) continue;
+        const id = options.identity?.(candidate);
+        if (id !== undefined) {
+          if (tried.has(id)) continue;
+          tried.add(id);
+        }
         parentOf.set(candidate, i);
         return candidate;
       }

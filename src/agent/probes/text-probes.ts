@@ -131,6 +131,8 @@ export async function searchTextProbes(options: TextProbeOptions): Promise<TextP
       };
     },
     ask: (c) => ask(c.prompt, c.expected),
+    // The prompt is the whole input: two edits that write the same prompt are the same case.
+    identity: (c) => c.prompt,
   });
 }
 

@@ -138,6 +138,8 @@ export async function searchSceneProbes(options: VlmProbeOptions): Promise<VlmPr
       };
     },
     ask: (c) => ask(c.prompt, c.image, c.expected),
+    // A rewording keeps the seed's image, so the same wording of the same seed is the same case.
+    identity: (c) => (c.provenance.edit.kind === "paraphrase" ? `${c.provenance.parent}\n${c.prompt}` : undefined),
   });
 }
 
