@@ -26,6 +26,18 @@ describe("growthPanels", () => {
     expect(growthPanels(log.events, "cancelled").modes.empty).toMatch(/stopped before M2/);
   });
 
+  it("says of the judge-decided loop what it did: no cluster_failures call, no lessons read", () => {
+    const log = new EventLog({ runId: "agentic", now: () => Date.UTC(2026, 11, 2) });
+    log.append("setup", "run.started", { kind: "investigate", question: "Why?", seed: 1, agentic: { judge: "rules" } });
+    log.append("M2", "stage.finished", { stage: "M2" });
+    const panels = growthPanels(log.events, "finished");
+    expect(panels.modes.empty).toBe("No failure modes: the judge never called cluster_failures in this run.");
+    expect(panels.lessons.empty).toMatch(/^The judge-decided loop reads and leaves no lessons/);
+    expect(panels.lessons.empty).not.toContain("--lessons");
+    log.append("M2", "agentic.turn", { turn: 3, tool: "cluster_failures", status: "ran", modelCalls: 0 });
+    expect(growthPanels(log.events, "finished").modes.empty).toMatch(/cluster_failures ran and found none/);
+  });
+
   it("shows the report's probe-search section, saying plainly when the search could not apply", () => {
     const log = started();
     const before = panelsKey(log.events);

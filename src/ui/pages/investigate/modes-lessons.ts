@@ -92,6 +92,11 @@ export function growthPanels(
   const m2Done = events.some((e) => e.type === "stage.finished" && e.payload["stage"] === "M2");
   const ended = state !== undefined && state !== "running";
   const { report, failure } = folded;
+  // The judge-decided loop clusters only when its judge calls cluster_failures, and reads no lessons.
+  const agentic = events.some((e) => e.type === "run.started" && e.payload["agentic"] !== undefined);
+  const clustered = events.some(
+    (e) => e.type === "agentic.turn" && e.payload["tool"] === "cluster_failures" && e.payload["status"] === "ran",
+  );
   const size = options.size ?? 160;
   const opacity = options.opacity ?? 0.6;
   const probesSection = report ? probeSearchSection(report) : undefined;
@@ -119,7 +124,13 @@ export function growthPanels(
           ? ended
             ? "This run stopped before M2, so no failure modes were found (they are clustered from the exploration split's failing cases after M2)."
             : "Failure modes are clustered from the exploration split's failing cases once M2 has measured them; they show here then."
-          : "No failure modes: clustering was off for this run, or no exploration case failed.",
+          : agentic && !clustered
+            ? ended
+              ? "No failure modes: the judge never called cluster_failures in this run."
+              : "No failure modes yet: the judge has not called cluster_failures (it may later)."
+            : agentic
+              ? "No failure modes: cluster_failures ran and found none to report (its turn in the judge's path says why)."
+              : "No failure modes: clustering was off for this run, or no exploration case failed.",
       };
   const lessonsView = report ? lessonsSection(report) : undefined;
   const lessons: GrowthPanel = lessonsView
@@ -134,8 +145,9 @@ export function growthPanels(
             }),
       }
     : {
-        empty:
-          pastSetup || ended
+        empty: agentic
+          ? "The judge-decided loop reads and leaves no lessons: they order the fixed loop's analyzers and hypotheses."
+          : pastSetup || ended
             ? "This run read no lessons store (the CLI's --lessons none), so it used none and left none."
             : "Lessons of earlier runs on a similar model or dataset are read as the run sets up; they show here then.",
       };
