@@ -92,6 +92,12 @@ describe("checkPlan", () => {
     expect(() => checkPlan(undefined)).toThrow("plan.dataset: expected a stored dataset's id");
   });
 
+  it("passes max turns on only for the agentic loop, a whole number ≥ 1", () => {
+    expect(checkPlan({ ...plan, agentic: true, maxTurns: 8 }).maxTurns).toBe(8);
+    expect(() => checkPlan({ ...plan, maxTurns: 8 })).toThrow("plan.maxTurns: expected a whole number of turns ≥ 1");
+    expect(() => checkPlan({ ...plan, agentic: true, maxTurns: 0 })).toThrow("got 0");
+  });
+
   it("passes the judge's paraphrases on only with the agentic loop's endpoint judge", () => {
     const judge = { kind: "endpoint", url: "http://127.0.0.1:11434/v1", model: "qwen" };
     const asked = { ...plan, agentic: true, judge, searchProbes: { budget: 40, judgeParaphrases: true } };

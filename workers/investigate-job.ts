@@ -42,6 +42,8 @@ export interface InvestigationPlan {
   readonly agentic?: boolean;
   /** Who picks the agentic loop's steps (default the rule policy); its API key is never stored with the run. */
   readonly judge?: JudgeChoice;
+  /** Turns the agentic judge gets, refused ones included (default 20); the host stops the loop there. */
+  readonly maxTurns?: number;
   /** Probe search before M1 (`--search-probes`): the kept failing variants are stored as a new dataset version. */
   readonly searchProbes?: { readonly budget: number; readonly judgeParaphrases?: boolean };
   /** L4's training settings in the page (default the executor's: 300 Adam steps, lr 0.01, λ 0.05). */
@@ -138,6 +140,13 @@ export function checkPlan(plan: unknown): InvestigationPlan {
     throw new Error(
       "plan.searchProbes.judgeParaphrases: the judge's rewordings need the agentic loop with an endpoint judge (plan.agentic and plan.judge { kind: 'endpoint' })",
     );
+  if (
+    p.maxTurns !== undefined &&
+    (p.agentic !== true || typeof p.maxTurns !== "number" || !Number.isInteger(p.maxTurns) || p.maxTurns < 1)
+  )
+    throw new Error(
+      `plan.maxTurns: expected a whole number of turns ≥ 1 for the agentic loop (plan.agentic), got ${JSON.stringify(p.maxTurns)}`,
+    );
   const l4 = p.l4 !== undefined ? checkL4Settings(p.l4) : undefined;
   return {
     dataset: p.dataset,
@@ -148,6 +157,7 @@ export function checkPlan(plan: unknown): InvestigationPlan {
     ...(p.select ? { select: p.select as Selection } : {}),
     ...(p.agentic === true ? { agentic: true } : {}),
     ...(p.agentic === true && p.judge !== undefined ? { judge: checkJudgeChoice(p.judge) } : {}),
+    ...(p.maxTurns !== undefined ? { maxTurns: p.maxTurns } : {}),
     ...(p.searchProbes !== undefined
       ? { searchProbes: { budget: budget as number, ...(judgeParaphrases ? { judgeParaphrases: true } : {}) } }
       : {}),
@@ -684,7 +694,15 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
       })
     : undefined;
   const result = await run({
-    ...(judges ? { agentic: { judge: judges.agentic, sandbox: workerSandbox() } } : {}),
+    ...(judges
+      ? {
+          agentic: {
+            judge: judges.agentic,
+            sandbox: workerSandbox(),
+            ...(plan.maxTurns !== undefined ? { maxTurns: plan.maxTurns } : {}),
+          },
+        }
+      : {}),
     ...(judges?.wording ? { judge: judges.wording } : {}),
     lessons: { where: `IndexedDB ${lessonDb.name}`, read: () => lessonDb.read(), append: (l) => lessonDb.append(l) },
     ...(plan.searchProbes ? { searchProbes: plan.searchProbes } : {}),

@@ -54,7 +54,9 @@ it("runs the judge-decided loop in the page with the user's endpoint as the judg
   await page.getByTestId("investigate-search-probes").check();
   await page.getByTestId("investigate-probe-budget").fill("40");
   await page.getByTestId("investigate-judge-paraphrases").check();
+  await page.getByTestId("investigate-max-turns").fill("12");
   await expect.poll(() => page.locator("pre.cli").textContent()).toContain("--judge-paraphrases");
+  expect(await page.locator("pre.cli").textContent()).toContain("--max-turns 12");
   await expect.poll(() => page.getByTestId("investigate-plan").textContent()).toContain("60 cases");
   await shot(page, "agentic-form");
   await page.getByTestId("start-investigation").click();
@@ -71,6 +73,7 @@ it("runs the judge-decided loop in the page with the user's endpoint as the judg
     .toBe("finished");
   const turns = page.getByTestId("agentic-turns").locator("li");
   expect(await turns.count()).toBeGreaterThanOrEqual(6);
+  expect(await page.getByTestId("agentic-panel").textContent()).toMatch(/of 12 turns/);
   expect(await turns.first().textContent()).toContain("run_probe");
   expect(await page.getByTestId("agentic-panel").textContent()).toContain(
     `openai:${new URL(server.baseUrl).origin}/v1/chat/completions#board-reader`,

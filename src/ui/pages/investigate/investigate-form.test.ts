@@ -54,6 +54,20 @@ it("reads number inputs as Svelte binds them (numbers, or an empty string)", () 
   expect(investigationPlan({ ...fields, sample: "" }).select).toBeUndefined();
 });
 
+describe("the agentic loop's turns", () => {
+  it("carries a max-turns other than 20 to the plan and the CLI line, and names a bad one", () => {
+    const agentic = { ...fields, agentic: true };
+    expect(investigationPlan(agentic).maxTurns).toBeUndefined();
+    const plan = investigationPlan({ ...agentic, maxTurns: "8" });
+    expect(plan.maxTurns).toBe(8);
+    expect(cliCommand(plan, "tiny-vlm", "pope.jsonl")).toContain("--agentic --max-turns 8");
+    expect(() => investigationPlan({ ...agentic, maxTurns: "0" })).toThrow(
+      "max turns: a whole number of judge turns from 1 to 200 (default 20), got '0'",
+    );
+    expect(investigationPlan({ ...fields, maxTurns: "0" }).maxTurns).toBeUndefined();
+  });
+});
+
 describe("the probe search option", () => {
   it("adds searchProbes with its budget to the plan and --search-probes to the CLI line; a bad budget is named", () => {
     const plan = investigationPlan({ ...fields, searchProbes: true, probeBudget: 200 });

@@ -30,6 +30,8 @@ export interface InvestigateFields extends JudgeFields {
   seed: string | number;
   /** A judge picks each step (the rule policy in the page), the host keeps the rules (`--agentic`). */
   agentic: boolean;
+  /** Turns the judge gets, refused ones included (`--max-turns`, default 20); the host stops the loop there. */
+  maxTurns: string | number;
   /** Probe search before M1 (`--search-probes`): grows the dataset with failing variants of its scene questions. */
   searchProbes: boolean;
   /** Its budget of model calls (`--probe-budget`). */
@@ -50,6 +52,7 @@ export const DEFAULT_INVESTIGATE_FIELDS: InvestigateFields = {
   holdout: "0.4",
   seed: "1",
   agentic: false,
+  maxTurns: "20",
   searchProbes: false,
   probeBudget: "400",
   judgeParaphrases: false,
@@ -94,6 +97,14 @@ export function investigationPlan(fields: InvestigateFields): InvestigationPlan 
     select.sample = sample;
   }
   const judge = fields.agentic ? judgeChoiceOf(fields) : undefined;
+  let maxTurns: number | undefined;
+  if (fields.agentic) {
+    maxTurns = Number(text(fields.maxTurns));
+    if (!text(fields.maxTurns) || !Number.isInteger(maxTurns) || maxTurns < 1 || maxTurns > 200)
+      throw new Error(
+        `max turns: a whole number of judge turns from 1 to 200 (default 20), got '${text(fields.maxTurns)}'`,
+      );
+  }
   let searchProbes: InvestigationPlan["searchProbes"];
   if (fields.searchProbes) {
     const budget = Number(text(fields.probeBudget));
@@ -114,6 +125,7 @@ export function investigationPlan(fields: InvestigateFields): InvestigationPlan 
     holdout,
     seed,
     ...(fields.agentic ? { agentic: true } : {}),
+    ...(maxTurns !== undefined && maxTurns !== 20 ? { maxTurns } : {}),
     ...(judge && judge.kind !== "rules" ? { judge } : {}),
   };
 }
@@ -134,6 +146,7 @@ export function cliCommand(plan: InvestigationPlan, model: string, dataFile: str
   if (plan.select?.sample !== undefined) words.push("--sample", String(plan.select.sample));
   words.push("--seed", String(plan.seed), "--holdout", String(plan.holdout), "--max-tier", plan.maxTier);
   if (plan.agentic) words.push("--agentic", ...cliJudgeWords(plan.judge));
+  if (plan.maxTurns !== undefined) words.push("--max-turns", String(plan.maxTurns));
   if (plan.searchProbes) words.push("--search-probes", "--probe-budget", String(plan.searchProbes.budget));
   if (plan.searchProbes?.judgeParaphrases) words.push("--judge-paraphrases");
   words.push("-q", plan.question);
