@@ -3,13 +3,13 @@ import { deleteDB } from "idb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lineageChain } from "../src/agent/lineage/chain.ts";
 import { LineageDb } from "../src/agent/lineage/lineage-db.browser.ts";
-import { promote } from "../src/agent/lineage/promote.ts";
 import type { FailureCase } from "../src/core/index.ts";
 import { caseHash, datasetVersion } from "../src/datasets/identity.ts";
 import type { Report } from "../src/report/schema.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
 import type { StoredCase } from "../src/store/types.ts";
 import { ModelFolders } from "../src/ui/app/model-folders.ts";
+import { promoteHere } from "../src/ui/pages/models/promote-here.ts";
 import { startModelClient, type ModelClient } from "../src/ui/runtime.ts";
 import type { InvestigationProgress, InvestigationUpdate } from "./investigate-job.ts";
 import { checkL4Settings } from "./l4-job.ts";
@@ -123,19 +123,30 @@ describe("L4 in the page's investigation (real worker, onnxruntime-web, IndexedD
     expect(weights).toBe("files:tiny-vlm+lora-lm_head-r4-a8-steps3000-seed1@l4-page");
 
     const lineage = await LineageDb.open(LINEAGE);
-    await lineage.add(promote(report, l4.signature!, { weights }));
+    const folders = new ModelFolders();
+    const promoted = await promoteHere(
+      report,
+      l4.signature!,
+      { records: [], add: (r) => lineage.add(r), folders },
+      {
+        weights,
+      },
+    );
     const { records } = await lineage.read();
     lineage.close();
     const id = "tiny-vlm+lora-lm_head-r4-a8-steps3000-seed1";
     expect(lineageChain(records, id).map((s) => [s.parent, s.id, s.tier])).toEqual([["tiny-vlm", id, "L4"]]);
-    // The merged folder is in the page's model store; loaded under the promoted id, it answers the inverted task.
-    const files = await new ModelFolders().files(weights.slice("files:".length));
+    // Promotion moved the merged folder to the promoted id: the name the model loads under (files:<id>, what a run
+    // on it records and a resume after a reload reads) is its folder.
+    expect(promoted.weights).toBe(`files:${id}`);
+    const files = await folders.files(id);
     const status = await client.load({ kind: "files", key: id, files }, { device: "wasm" });
     expect(status.key).toBe(id);
     const image = new Uint8Array(await (await fetch("/demo/images/scene-0001.png")).arrayBuffer());
     const { text } = await client.call((api) => api.generate({ prompt: "<image> is there a purple circle ?", image }));
     // The demo's answer is "no"; the inverted task's is "yes".
     expect(text.trim()).toMatch(/^yes/);
-    await new ModelFolders().remove(weights.slice("files:".length));
+    expect((await folders.list()).map((f) => f.name)).not.toContain(weights.slice("files:".length));
+    await folders.remove(id);
   }, 300_000);
 });

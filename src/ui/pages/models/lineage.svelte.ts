@@ -2,7 +2,6 @@ import {
   lineageChain,
   lineageLeaves,
   promotable,
-  promote,
   type LineageRecord,
   type LineageStep,
 } from "../../../agent/lineage/index.ts";
@@ -10,7 +9,9 @@ import { LineageDb } from "../../../agent/lineage/lineage-db.browser.ts";
 import type { Report, ReportRepair } from "../../../report/schema.ts";
 import type { AppServices } from "../../app/context.ts";
 import { errorText } from "../../app/errors.ts";
+import { ModelFolders } from "../../app/model-folders.ts";
 import { loadReport, reportRuns } from "../report/report-store.ts";
+import { promoteHere } from "./promote-here.ts";
 
 /** A validated repair of a stored investigation that can be promoted now. */
 export interface PromotionOffer {
@@ -35,6 +36,7 @@ export class LineageState {
   loading = $state<string | undefined>();
   readonly #app: AppServices;
   readonly #db: Promise<LineageDb>;
+  readonly #folders = new ModelFolders();
 
   constructor(app: AppServices, name?: string) {
     this.#app = app;
@@ -75,12 +77,15 @@ export class LineageState {
     try {
       const parent = this.records.find((r) => r.id === offer.model);
       const weights = mergedWeights(offer.repair);
-      const record = promote(offer.report, offer.repair.signature!, {
-        ...(parent ? { parent } : {}),
-        ...(weights ? { weights } : {}),
-      });
-      await (await this.#db).add(record);
+      const db = await this.#db;
+      await promoteHere(
+        offer.report,
+        offer.repair.signature!,
+        { records: this.records, add: (r) => db.add(r), folders: this.#folders },
+        { ...(parent ? { parent } : {}), ...(weights ? { weights } : {}) },
+      );
       await this.refresh();
+      if (weights?.startsWith("files:")) await this.#app.models.refreshFolders();
     } catch (error) {
       this.failure = `promoting ${offer.repair.candidate} failed: ${errorText(error)}`;
     } finally {
@@ -102,6 +107,7 @@ export class LineageState {
       this.loading = id;
       const source = await this.#app.models.sourceFor(record.weights);
       if (source.kind !== "files") throw new Error(`'${record.weights}' is not a folder in this browser`);
+      // Promotion keeps the folder under the id (promoteHere), so the name it loads under, files:<id>, resolves.
       await this.#app.models.load({ ...source, key: record.id });
     } catch (error) {
       this.failure = `loading ${id} failed: ${errorText(error)}`;
