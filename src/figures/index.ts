@@ -25,6 +25,7 @@ export {
 export { attentionGrid, type AttentionMap, type AttentionGridOptions } from "./attention-grid.ts";
 export { attentionOverlay, OVERLAY_LEGEND_HEIGHT, type AttentionOverlayOptions } from "./attention-overlay.ts";
 export { repairLadder, netEffect, netText, type RepairLadderRow, type RepairLadderOptions } from "./repair-ladder.ts";
+export { analysisFigure, type AnalysisFigureOptions } from "./analysis-figure.ts";
 
 // Building blocks
 export { axisX, axisY, type AxisOptions } from "./marks/axis.ts";
