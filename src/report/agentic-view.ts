@@ -2,9 +2,14 @@
  * Two sections of the report view: the path the judge took in the agentic
  * loop (each turn: the call, its reason, what the host did), and the analyses
  * run in the sandbox as they ran (code, input fingerprint, runtime, tables,
- * figure specs as tables, notes, suggestions, or the error). Everything here
- * is text: the page and the HTML export escape it.
+ * figures drawn from their specs, notes, suggestions, or the error). A figure
+ * spec is the analysis' own output, so it is checked before it is drawn; one
+ * that fails says which field and what was expected, and its values still
+ * show as a table. Everything here is text: the page and the HTML export
+ * escape it.
  */
+import { analysisFigureTable } from "../figures/analysis-figure-spec.ts";
+import { analysisFigure } from "../figures/analysis-figure.ts";
 import type { Block, Cell, SectionView, Span, TableView } from "./view.ts";
 import type { Report } from "./schema.ts";
 
@@ -102,10 +107,62 @@ export function agenticSection(report: Report): SectionView | undefined {
 }
 
 /**
- * The analyses as they ran, or undefined when none ran.
- * @example analysesSection(report)?.sections[0].blocks[1] // { kind: "code", label: "analysis.js as it ran", … }
+ * One figure an analysis returned: drawn from its spec at `width` px (the spec's values are the figure's table),
+ * or, when the spec fails its check, a note naming the field and what was expected followed by the values as a
+ * table.
+ *
+ * @example analysisFigureBlocks({ kind: "bar", title: "d", x: ["a"], y: [0.4] }, "A1", 0, 960)[0].kind // "figure"
  */
-export function analysesSection(report: Report): SectionView | undefined {
+export function analysisFigureBlocks(spec: unknown, analysis: string, k: number, width: number): Block[] {
+  const id = `analysis-${analysis}-figure-${k + 1}`;
+  const title =
+    typeof spec === "object" && spec !== null && typeof (spec as { title?: unknown }).title === "string"
+      ? (spec as { title: string }).title
+      : `figure ${k + 1}`;
+  try {
+    const scene = analysisFigure(spec, { width, path: `${analysis} figures[${k}]` });
+    const kind = (spec as { kind: string }).kind;
+    return [
+      {
+        kind: "figure",
+        figure: {
+          id,
+          title,
+          scene,
+          caption: `A ${kind} figure ${analysis} returned from the sandbox, drawn by the host from its values (they are in the table).`,
+        },
+      },
+    ];
+  } catch (error) {
+    const said = (error as Error).message.replace(/^analysisFigure\(\): /, "");
+    const table = analysisFigureTable(spec);
+    return [
+      {
+        kind: "note",
+        tone: "warn",
+        spans: [
+          span(`${analysis}'s figure ${k + 1} (${title}) could not be drawn: `, { strong: true }),
+          span(`${said}. Its values are in the table below.`),
+        ],
+      },
+      {
+        kind: "table",
+        table: {
+          id,
+          caption: table.caption,
+          columns: table.columns.map((c) => ({ label: c.label, ...(c.align ? { align: c.align } : {}) })),
+          rows: table.rows.map((row, i) => ({ key: `p${i}`, cells: row.map((c) => text(c)) })),
+        },
+      },
+    ];
+  }
+}
+
+/**
+ * The analyses as they ran, or undefined when none ran; figures are drawn `width` px wide (the view's width).
+ * @example analysesSection(report, 960)?.sections[0].blocks[1] // { kind: "code", label: "analysis.js as it ran", … }
+ */
+export function analysesSection(report: Report, width = 960): SectionView | undefined {
   const list = report.analyses;
   if (!list?.length) return undefined;
   const sections: SectionView[] = list.map((r) => {
@@ -150,20 +207,7 @@ export function analysesSection(report: Report): SectionView | undefined {
           },
         }),
       );
-      out.figures.forEach((f, k) =>
-        blocks.push({
-          kind: "table",
-          table: {
-            id: `analysis-${r.id}-figure-${k + 1}`,
-            caption: `${f.title} (a ${f.kind} figure spec, read as a table)`,
-            columns: [{ label: f.xLabel ?? "x" }, { label: f.yLabel ?? "y", align: "right" }],
-            rows: f.x.map((x, i) => ({
-              key: `p${i}`,
-              cells: [text(String(x)), text(f.y[i]!.toPrecision(3))],
-            })),
-          },
-        }),
-      );
+      out.figures.forEach((f, k) => blocks.push(...analysisFigureBlocks(f, r.id, k, width)));
       if (out.suggestions.length)
         blocks.push({
           kind: "list",
