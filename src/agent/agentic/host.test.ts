@@ -227,6 +227,54 @@ describe("the host refuses every rule violation of a scripted judge, and each re
     expect(out.stop).toMatchObject({ by: "host", success: false });
     expect(out.stop.summary).toMatch(/did not stop within 3 turns/);
   });
+
+  it("refuses the turn of a judge that cannot answer, with its error, and goes on; a cancel still ends the loop", async () => {
+    const table = await plantedTable(11);
+    const log = new EventLog({ runId: "agentic-unanswered", now: () => 0 });
+    // What the page's tiny-lm judge does with a board longer than its context: the model refuses the prompt.
+    let asked = 0;
+    const failing: AgenticJudge = {
+      id: "model:tiny-lm",
+      next: async () => {
+        asked++;
+        if (asked === 2) return call("run_probe", {}, "label first");
+        throw new Error("the prompt is 211 tokens, over tiny-lm's context length of 64: shorten it");
+      },
+    };
+    const out = await runAgentic(tablePipeline(table, "log.csv"), failing, log, { protocol, maxTurns: 3 });
+    expect(out.turns.map((t) => [t.status, t.tool, t.reason])).toEqual([
+      [
+        "refused",
+        null,
+        "the judge could not answer: the prompt is 211 tokens, over tiny-lm's context length of 64: shorten it",
+      ],
+      ["ran", "run_probe", undefined],
+      [
+        "refused",
+        null,
+        "the judge could not answer: the prompt is 211 tokens, over tiny-lm's context length of 64: shorten it",
+      ],
+    ]);
+    expect(out.stop).toMatchObject({ by: "host", success: false });
+    expect(log.events.filter((e) => e.type === "agentic.turn")).toHaveLength(3);
+    const validate = validator();
+    for (const e of log.events) expect(validate(e), `${e.type}: ${JSON.stringify(validate.errors)}`).toBe(true);
+
+    const controller = new AbortController();
+    const cancelled: AgenticJudge = {
+      id: "cancelled",
+      next: async () => {
+        controller.abort(new Error("cancelled by the user"));
+        throw new Error("fetch aborted");
+      },
+    };
+    await expect(
+      runAgentic(tablePipeline(table, "log.csv"), cancelled, new EventLog({ runId: "c", now: () => 0 }), {
+        protocol,
+        signal: controller.signal,
+      }),
+    ).rejects.toThrow("cancelled by the user");
+  });
 });
 
 describe("an OpenAI-compatible judge served over HTTP", () => {

@@ -515,28 +515,36 @@ export async function runAgentic(
       available: available(),
       turns,
     });
-    const reply = await judge.next(
-      judgePrompt(board, TOOL_HELP),
-      board,
-      options.signal ? { signal: options.signal } : {},
-    );
+    // A judge that cannot answer (an endpoint's HTTP error, a prompt over a small model's context) spends its turn
+    // like a malformed reply: the host refuses it with the reason and goes on; only a cancel ends the loop here.
+    let reply: string | undefined;
+    let unanswered: string | undefined;
+    try {
+      reply = await judge.next(judgePrompt(board, TOOL_HELP), board, options.signal ? { signal: options.signal } : {});
+    } catch (error) {
+      options.signal?.throwIfAborted();
+      unanswered = `the judge could not answer: ${(error instanceof Error ? error.message : String(error)).slice(0, 500)}`;
+    }
     const before = state.modelCalls;
     let record: TurnRecord;
     let call: ToolCall | undefined;
-    try {
-      call = parseToolCall(reply);
-    } catch (error) {
-      record = {
-        turn,
-        tool: null,
-        args: {},
-        why: "",
-        status: "refused",
-        reason: `malformed reply: ${(error as Error).message}`,
-        modelCalls: 0,
-        reply: reply.slice(0, 2000),
-      };
-    }
+    if (reply === undefined)
+      record = { turn, tool: null, args: {}, why: "", status: "refused", reason: unanswered!, modelCalls: 0 };
+    else
+      try {
+        call = parseToolCall(reply);
+      } catch (error) {
+        record = {
+          turn,
+          tool: null,
+          args: {},
+          why: "",
+          status: "refused",
+          reason: `malformed reply: ${(error as Error).message}`,
+          modelCalls: 0,
+          reply: reply.slice(0, 2000),
+        };
+      }
     if (call) {
       const base = { turn, tool: call.tool, args: call.args, why: call.why };
       const blocked = refusal(call.tool);
