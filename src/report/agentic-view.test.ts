@@ -32,7 +32,21 @@ function agenticReport(figures: unknown[]): Report {
         caps: { run_probe: 1, run_analysis: 3 },
         tools: ["run_probe", "run_analysis", "stop"],
         sandbox: "page worker (no network, no storage, 2000 ms)",
-        turns: [refused(1), refused(2), refused(3)],
+        turns: [
+          refused(1),
+          refused(2),
+          // A judge that could not answer at all (an endpoint down, a prompt over a small model's context) left no reply.
+          {
+            turn: 3,
+            tool: null,
+            args: {},
+            why: "",
+            status: "refused",
+            reason:
+              "the judge could not answer: the prompt is 211 tokens, over tiny-lm's context length of 64: shorten it",
+            modelCalls: 0,
+          },
+        ],
         stop: {
           by: "host",
           success: false,
@@ -153,9 +167,9 @@ describe("the agentic section shows the judge's path", () => {
     if (turns?.kind !== "table") return;
     for (const row of turns.table.rows) {
       const cells = row.cells.map((c) => ("text" in c ? c.text : ""));
-      expect(cells[1]).toBe("(unreadable)");
+      expect(cells[1]).toBe(row.key === "turn-3" ? "(no reply)" : "(unreadable)");
       expect(cells[4]).toBe("refused");
-      expect(cells[5]).toMatch(/^malformed reply: /);
+      expect(cells[5]).toMatch(/^(malformed reply|the judge could not answer): /);
     }
   });
 });

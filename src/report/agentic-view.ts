@@ -94,7 +94,7 @@ export function agenticSection(report: Report): SectionView | undefined {
       key: `turn-${t.turn}`,
       cells: [
         text(String(t.turn)),
-        text(t.tool ?? "(unreadable)", true),
+        text(t.tool ?? (t.reply !== undefined ? "(unreadable)" : "(no reply)"), true),
         text(argsText(t.tool, t.args)),
         text(t.why || "—"),
         t.status === "ran" ? badge("ran", "pass") : badge("refused", "fail"),

@@ -64,5 +64,56 @@ it("runs the loop in the page (analysis in the locked worker) and shows every tu
   expect(turns).toHaveLength(out.turns.length);
   expect(turns[0]!.textContent).toMatch(/test_hypothesis\s*refused\s*the hypotheses are not frozen yet/);
   expect(target.querySelector('[data-testid="agentic-stop"]')!.textContent).toMatch(/success on H\d/);
+  // The rule policy's analysis returned a bar figure: the panel draws it (one bar per signal, as the report does),
+  // with its values one click away as a table.
+  const analysis = target.querySelector('[data-testid="agentic-analysis-A1"]')!;
+  expect(analysis.textContent).toMatch(/A1\s*standardized mean difference of every numeric signal\s*ran in \d+ ms/);
+  const spec = out.state.analyses[0]!.outcome.ok ? out.state.analyses[0]!.outcome.output.figures[0]! : undefined;
+  expect(spec?.kind).toBe("bar");
+  const svg = analysis.querySelector('[data-testid="figure-analysis-A1-figure-1"] svg')!;
+  expect(svg.querySelectorAll("rect.bar")).toHaveLength(spec!.x.length);
+  expect(svg.getAttribute("aria-label")).toMatch(
+    /^Largest standardized differences: \d+ bars?; d \(failures − passes\) from /,
+  );
+  expect(analysis.textContent).toMatch(/1\s+table, the code as it ran and its input's fingerprint are in the report/);
   await page.screenshot({ path: "../../../../tmp/screens/agentic-panel.png" });
+  await page.screenshot({ path: "../../../../tmp/h18/agentic-panel-analysis.png" });
+});
+
+it("says which field of a figure spec it cannot draw, and still shows the spec's values", async () => {
+  const log = new EventLog({ runId: "agentic-bad-figure", now: () => 0 });
+  log.append("setup", "agentic.started", { judge: "rules", maxTurns: 20, caps: {}, tools: [], sandbox: "page worker" });
+  log.append("M2", "analysis.ran", {
+    id: "A1",
+    author: "judge",
+    purpose: "entropy against image share",
+    code: "return {}",
+    input: { fingerprint: "f", n: 40 },
+    runtime: "page worker",
+    ok: true,
+    ms: 9,
+    output: {
+      tables: [],
+      figures: [{ kind: "scatter", title: "<b>Entropy</b> by share", x: ["low", "high"], y: [1.5, 0.25] }],
+      notes: [],
+      suggestions: [],
+    },
+  });
+  const target = document.createElement("main");
+  document.body.append(target);
+  mounted = mount(AgenticPanel, { target, props: { view: agenticView(log.events)! } });
+  flushSync();
+  const analysis = target.querySelector('[data-testid="agentic-analysis-A1"]')!;
+  expect(analysis.textContent).toContain(
+    'A1\'s figure 1 (<b>Entropy</b> by share) could not be drawn: A1 figures[0].x[0] must be a number (a scatter places each point by its x), got "low". Its values are in the table below.',
+  );
+  expect(analysis.querySelector("b")).toBeNull();
+  const cells = [...analysis.querySelectorAll("table tbody tr")].map((tr) =>
+    [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim()),
+  );
+  expect(cells).toEqual([
+    ["low", "1.5"],
+    ["high", "0.25"],
+  ]);
+  expect(analysis.querySelector("svg")).toBeNull();
 });
