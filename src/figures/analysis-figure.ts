@@ -168,8 +168,9 @@ function bars(spec: AnalysisFigureSpec, width: number, path: string): { children
 }
 
 /** The plot area of a figure with a vertical value axis: margins from the ticks, a height from the width. */
-function frame(width: number, ys: readonly number[], withZero: boolean) {
-  const top = 24;
+function frame(width: number, ys: readonly number[], withZero: boolean, yLabel: boolean) {
+  // The y axis' title sits above its top tick label.
+  const top = yLabel ? 34 : 14;
   const plotBottom = top + Math.round(Math.min(300, Math.max(160, width * 0.36)));
   const y = scaleLinear(extent(ys, withZero), [plotBottom, top]).nice(5);
   const left = leftMargin(y, width);
@@ -194,8 +195,9 @@ function numbersOf(spec: AnalysisFigureSpec, path: string, why: string): number[
 /** Points at (x, y). */
 function scatter(spec: AnalysisFigureSpec, width: number, path: string): { children: SceneNode[]; height: number } {
   const xs = numbersOf(spec, path, "(a scatter places each point by its x)");
-  const f = frame(width, spec.y, false);
-  const x = scaleLinear(extent(xs, false), [f.left, f.right]).nice(6);
+  const f = frame(width, spec.y, false, spec.yLabel !== undefined);
+  // Inset from the y axis, so a point at the domain's edge is not drawn on the axis line.
+  const x = scaleLinear(extent(xs, false), [f.left + 8, f.right]).nice(6);
   const n = xs.length;
   const points = xs.map((v, i) => ({ x: v, y: spec.y[i]!, i }));
   const xName = spec.xLabel ?? "x";
@@ -223,7 +225,7 @@ function scatter(spec: AnalysisFigureSpec, width: number, path: string): { child
 
 /** A line through the points in x order (numbers), or through categories in the order given. */
 function lineFigure(spec: AnalysisFigureSpec, width: number, path: string): { children: SceneNode[]; height: number } {
-  const f = frame(width, spec.y, false);
+  const f = frame(width, spec.y, false, spec.yLabel !== undefined);
   const numeric = spec.x.every((v) => typeof v === "number");
   const n = spec.x.length;
   const xName = spec.xLabel ?? "x";
@@ -295,7 +297,7 @@ function histogram(spec: AnalysisFigureSpec, width: number, path: string): { chi
   spec.y.forEach((v, i) => {
     if (v < 0) throw specError(FN, `${path}.y[${i}]`, "a count ≥ 0 (a histogram's bars are counts)", decimal(v));
   });
-  const f = frame(width, spec.y, true);
+  const f = frame(width, spec.y, true, spec.yLabel !== undefined);
   const n = spec.x.length;
   const xName = spec.xLabel ?? "bin";
   const yName = spec.yLabel ?? "count";
