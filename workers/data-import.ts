@@ -152,7 +152,28 @@ export function openStore(db: string): Promise<IdbStore> {
   return store;
 }
 
-/** The file's bytes as a stream that counts what was read and stops when the job is cancelled. */
+/** Bytes of a dropped file read at a time (see `sliced`). */
+const SLICE = 4 << 20;
+
+/**
+ * The file's bytes in slices of 4 MiB, the next one read while the last is parsed, counted, stopping when
+ * the job is cancelled. `File.stream()` hands over 64 KiB at a time: a 57 MB file was ~900 reads, and
+ * their promises and copies were 7% of a traced import's worker time.
+ */
+async function* sliced(file: Blob, j: Job): AsyncGenerator<Uint8Array> {
+  let next = file.size > 0 ? file.slice(0, SLICE).arrayBuffer() : undefined;
+  for (let at = 0; next;) {
+    if (j.cancelled) throw new CancelledError("the import was cancelled");
+    const bytes = new Uint8Array(await next);
+    at += bytes.byteLength;
+    // A file cut short since it was picked ends the read (its last line is then reported as it is).
+    next = bytes.byteLength > 0 && at < file.size ? file.slice(at, at + SLICE).arrayBuffer() : undefined;
+    j.bytes += bytes.byteLength;
+    yield bytes;
+  }
+}
+
+/** A stream's bytes, counted, stopping when the job is cancelled. */
 async function* counted(source: ReadableStream<Uint8Array>, j: Job): AsyncGenerator<Uint8Array> {
   const reader = source.getReader();
   try {
@@ -246,7 +267,7 @@ export async function check(
       ...(request.delimiter && { delimiter: request.delimiter }),
       images: { read: images.read },
     };
-    let source: AsyncIterable<Uint8Array> | Uint8Array = counted(dataset.stream(), j);
+    let source: AsyncIterable<Uint8Array> | Uint8Array = sliced(dataset, j);
     let table: TableColumns | undefined;
     if (detected === "csv" || detected === "parquet") {
       // Tables are read whole anyway: read once, and find their columns in the same bytes.
@@ -390,7 +411,7 @@ export async function importFiles(
     const file = files[request.dataset]!;
     let result;
     try {
-      result = await ingest(sink, counted(file.stream(), j), {
+      result = await ingest(sink, sliced(file, j), {
         datasetId,
         name: input.path,
         ...(request.format && { format: request.format }),

@@ -90,6 +90,14 @@ function compress(bytes: Uint8Array, from: number, to: number): void {
  * as it spends hashing a 500-byte case.
  */
 function digest(bytes: Uint8Array, length: number): void {
+  begin();
+  const whole = length - (length % 64);
+  compress(bytes, 0, whole);
+  finish(bytes, whole, length, length);
+}
+
+/** Sets `state` to SHA-256's initial hash value. */
+function begin(): void {
   state[0] = 0x6a09e667;
   state[1] = 0xbb67ae85 | 0;
   state[2] = 0x3c6ef372;
@@ -98,10 +106,15 @@ function digest(bytes: Uint8Array, length: number): void {
   state[5] = 0x9b05688c | 0;
   state[6] = 0x1f83d9ab;
   state[7] = 0x5be0cd19;
-  const whole = length - (length % 64);
-  compress(bytes, 0, whole);
-  const rest = length - whole;
-  tail.set(bytes.subarray(whole, length));
+}
+
+/**
+ * Hashes a message's last bytes (`bytes` from `from` to `to`, less than a
+ * block) and its padding, for a message of `length` bytes in all.
+ */
+function finish(bytes: Uint8Array, from: number, to: number, length: number): void {
+  const rest = to - from;
+  tail.set(bytes.subarray(from, to));
   tail[rest] = 0x80;
   const end = rest < 56 ? 64 : 128;
   tail.fill(0, rest + 1, end);
@@ -173,6 +186,44 @@ export function sha256Prefix(data: string | Uint8Array, chars: number): string {
   if (!Number.isInteger(chars) || chars < 0 || chars > 64)
     throw new RangeError(`sha256Prefix(): chars must be a whole number from 0 to 64, got ${chars}`);
   digestOf(data);
+  return hex(chars);
+}
+
+/**
+ * The first `chars` hex characters of the SHA-256 over the UTF-8 of `texts`,
+ * one after another: `sha256Prefix(texts.join(""), chars)` (the same bytes,
+ * unless a text ends in half a surrogate pair that the next one completes),
+ * without the joined text and its UTF-8 copy. A 100k-case dataset's version
+ * hashes 8.5 MB of `"id" hash` lines so.
+ *
+ * @example sha256PrefixOfTexts(["a", "bc"], 12) // "ba7816bf8f01", as sha256Prefix("abc", 12)
+ */
+export function sha256PrefixOfTexts(texts: Iterable<string>, chars: number): string {
+  if (!Number.isInteger(chars) || chars < 0 || chars > 64)
+    throw new RangeError(`sha256PrefixOfTexts(): chars must be a whole number from 0 to 64, got ${chars}`);
+  let buffer = new Uint8Array(1 << 16);
+  let used = 0;
+  let hashed = 0;
+  begin();
+  for (const text of texts) {
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    if (used + text.length * 3 > buffer.length) {
+      const whole = used - (used % 64);
+      compress(buffer, 0, whole);
+      hashed += whole;
+      buffer.copyWithin(0, whole, used);
+      used -= whole;
+      if (used + text.length * 3 > buffer.length) {
+        const bigger = new Uint8Array(2 * (used + text.length * 3));
+        bigger.set(buffer.subarray(0, used));
+        buffer = bigger;
+      }
+    }
+    used += encoder.encodeInto(text, buffer.subarray(used)).written;
+  }
+  const whole = used - (used % 64);
+  compress(buffer, 0, whole);
+  finish(buffer, whole, used, hashed + used);
   return hex(chars);
 }
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { FailureCase } from "../core/index.ts";
 import { canonicalJson } from "./canonical.ts";
 import { parseJson } from "./json.ts";
-import { sha256Hex, sha256Prefix, unitHash } from "./hash.ts";
+import { sha256Hex, sha256Prefix, sha256PrefixOfTexts, unitHash } from "./hash.ts";
 import { caseHash, caseVersionHash, datasetVersion, derivedId } from "./identity.ts";
 import { importDataset } from "./import.ts";
 import { holdout, select, stableSample } from "./select.ts";
@@ -99,6 +99,30 @@ describe("sha256Hex", () => {
       { numRuns: 300 },
     );
     expect(() => sha256Prefix("abc", 65)).toThrow("sha256Prefix(): chars must be a whole number from 0 to 64, got 65");
+  });
+  it("sha256PrefixOfTexts hashes the texts one after another, as node:crypto updated with each", () => {
+    const reference = (texts: readonly string[]) => {
+      const hash = createHash("sha256");
+      for (const text of texts) hash.update(new TextEncoder().encode(text));
+      return hash.digest("hex");
+    };
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: "binary", maxLength: 300 }), { maxLength: 40 }),
+        fc.integer({ min: 0, max: 64 }),
+        (texts, chars) => {
+          expect(sha256PrefixOfTexts(texts, chars)).toBe(reference(texts).slice(0, chars));
+        },
+      ),
+      { numRuns: 300 },
+    );
+    // Well-formed texts give the joined text's digest; across the 64 KiB buffer, and past it (it grows).
+    const lines = Array.from({ length: 3000 }, (_, i) => `"case-${i}-é☕" ${"0123456789abcdef".repeat(4)}\n`);
+    expect(sha256PrefixOfTexts(lines, 64)).toBe(sha256Hex(lines.join("")));
+    const huge = ["x", "é".repeat(200_000), "y"];
+    expect(sha256PrefixOfTexts(huge, 12)).toBe(sha256Prefix(huge.join(""), 12));
+    expect(sha256PrefixOfTexts([], 64)).toBe(sha256Hex(""));
+    expect(() => sha256PrefixOfTexts(["a"], 1.5)).toThrow("sha256PrefixOfTexts(): chars must be a whole number");
   });
 });
 

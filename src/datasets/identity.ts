@@ -1,6 +1,6 @@
 import type { FailureCase } from "../core/index.ts";
 import { canonicalJson } from "./canonical.ts";
-import { sha256Hex, sha256Prefix } from "./hash.ts";
+import { sha256Hex, sha256Prefix, sha256PrefixOfTexts } from "./hash.ts";
 
 /**
  * What identifies a case's content? 12 hex characters of SHA-256 over the
@@ -103,7 +103,11 @@ export function versionFromHashes(pairs: Iterable<readonly [id: string, hash: st
   for (let i = 1; i < sorted.length; i++)
     if (sorted[i]![0] === sorted[i - 1]![0])
       throw new Error(`datasetVersion(): id '${sorted[i]![0]}' appears twice; ids must be unique within a dataset`);
-  return sha256Prefix(sorted.map(([id, hash]) => `${JSON.stringify(id)} ${hash}\n`).join(""), 12);
+  // JSON.stringify escapes lone surrogates, so the lines hashed one after another are the joined text's bytes.
+  return sha256PrefixOfTexts(
+    sorted.map(([id, hash]) => `${JSON.stringify(id)} ${hash}\n`),
+    12,
+  );
 }
 
 function normalizeInput(input: unknown): unknown {

@@ -127,12 +127,12 @@ export async function ingest(sink: DatasetSink, source: ImportSource, options: I
 
 /**
  * The case as a store keeps it: its fields, then its dataset and `caseHash`.
- * Copied field by field: an object spread here cost several times more than
- * the copy itself in V8, on the one path every imported row takes.
+ * Added to the imported case itself, which nothing else holds (each row read
+ * makes a new one), rather than copied: one object less to make and collect
+ * per imported row.
  */
 function storedCase(c: ImportedCase, datasetId: string): CaseRow {
-  const row: Record<string, unknown> = {};
-  for (const key of Object.keys(c)) row[key] = (c as unknown as Record<string, unknown>)[key];
+  const row = c as unknown as Record<string, unknown>;
   row.datasetId = datasetId;
   row.hash = caseHash(c);
   return row as unknown as CaseRow;
