@@ -93,7 +93,9 @@ export type Reduction =
   | "logitLens"
   | "fullAttention"
   /** The last hidden state (the language-model head's input) at the query positions: [queries, hidden]. */
-  | "finalHidden";
+  | "finalHidden"
+  /** Every hidden state (the embeddings, then each layer's output) at every position: [states, positions, hidden]. */
+  | "hiddenStates";
 
 export interface CaptureOptions {
   /** Reductions to compute next to the tensors; only these come back. */

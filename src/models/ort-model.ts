@@ -531,7 +531,7 @@ export class OrtModel implements Model {
     if (missing.length) {
       throw new CapabilityError(missing, [...this.capabilities], `${this.spec.key} (${this.unreadable()})`);
     }
-    if (reductions.includes("finalHidden") && !this.hiddenNames.length)
+    if ((reductions.includes("finalHidden") || reductions.includes("hiddenStates")) && !this.hiddenNames.length)
       throw new CapabilityError(
         ["hidden_states"],
         [...this.capabilities],
@@ -565,8 +565,12 @@ export class OrtModel implements Model {
     const fetches = [
       ...(this.hasLogits ? ["logits"] : []),
       ...(wantsAttention ? this.attentionNames : []),
-      ...(reductions.includes("logitLens") ? this.hiddenNames : []),
-      ...(reductions.includes("finalHidden") && !reductions.includes("logitLens") ? this.hiddenNames.slice(-1) : []),
+      ...(reductions.includes("logitLens") || reductions.includes("hiddenStates") ? this.hiddenNames : []),
+      ...(reductions.includes("finalHidden") &&
+      !reductions.includes("logitLens") &&
+      !reductions.includes("hiddenStates")
+        ? this.hiddenNames.slice(-1)
+        : []),
     ];
     const out = await session.run(
       {
@@ -634,6 +638,12 @@ export class OrtModel implements Model {
       const data = new Float32Array(queries.length * D);
       queries.forEach((q, i) => data.set(last.subarray(q * D, (q + 1) * D), i * D));
       result.finalHidden = { data, shape: [queries.length, D], axes: ["query", "hidden"] };
+    }
+    if (reductions.includes("hiddenStates")) {
+      const D = this.spec.hiddenSize;
+      const data = new Float32Array(this.hiddenNames.length * T * D);
+      this.hiddenNames.forEach((n, s) => data.set(asFloat32(out[n]!).subarray(0, T * D), s * T * D));
+      result.hiddenStates = { data, shape: [this.hiddenNames.length, T, D], axes: ["state", "position", "hidden"] };
     }
     let logitsOut: Trace["logits"];
     if (capture.logitsAt?.length) {
