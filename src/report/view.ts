@@ -269,7 +269,11 @@ function header(report: Report): ReportHeaderView {
       {
         label: "Data",
         value: textCell(`${p.data.source || "—"} · ${plural(p.data.n, "case")}`, {
-          sub: `${count(p.data.labelDistribution.fail)} fail (${percent(p.data.labelDistribution.fail / Math.max(1, p.data.labelDistribution.fail + p.data.labelDistribution.pass))})`,
+          // A run that ended before M1 (a judge that never probed) labelled nothing: not "0 fail (0.0%)".
+          sub:
+            p.data.labelDistribution.fail + p.data.labelDistribution.pass > 0
+              ? `${count(p.data.labelDistribution.fail)} fail (${percent(p.data.labelDistribution.fail / (p.data.labelDistribution.fail + p.data.labelDistribution.pass))})`
+              : "not labelled",
         }),
       },
       ...(model ? [{ label: "Model", value: textCell(model, { code: true }) }] : []),
@@ -303,7 +307,9 @@ function verdictsSection(report: Report, width: number): SectionView {
       tone: "neutral",
       spans: [
         span(
-          `No hypothesis: no signal passed the screen on the exploration split${report.problems.length ? " (see “What could not be tested, and why”)" : ""}, so the sealed split stays unread.`,
+          report.signals.tried === 0 && report.signals.tested.length === 0
+            ? "No hypothesis: the run tested no signal on the exploration split, so the sealed split stays unread."
+            : `No hypothesis: no signal passed the screen on the exploration split${report.problems.length ? " (see “What could not be tested, and why”)" : ""}, so the sealed split stays unread.`,
         ),
       ],
     });
@@ -511,8 +517,10 @@ function signalNote(s: ReportSignal, h: ReportHypothesis | undefined, into: Repo
   return `${h ? `${h.id} · ` : ""}${effectText(s.effect)}${h ? `, ${h.direction}` : ""}`;
 }
 
-function signalsSection(report: Report, width: number): SectionView {
+function signalsSection(report: Report, width: number): SectionView | undefined {
   const sig = report.signals;
+  // Left out when no signal was tried (a judge-decided run that never ran the statistics).
+  if (sig.tried === 0 && sig.tested.length === 0 && !sig.layers?.length) return undefined;
   const blocks: Block[] = [
     {
       kind: "paragraph",
