@@ -150,6 +150,37 @@ describe("the analyses section draws each figure spec an analysis returned", () 
   });
 });
 
+describe("the report of a judge-decided run that never probed", () => {
+  it("says nothing was labelled or tested, leaves the empty signals section out, and shows the judge's path", () => {
+    const base = agenticReport([]) as unknown as Record<string, Record<string, unknown>>;
+    const provenance = base.provenance!;
+    const report = parseReport(
+      JSON.stringify({
+        ...base,
+        provenance: {
+          ...provenance,
+          data: { ...(provenance.data as object), labelDistribution: { fail: 0, pass: 0 } },
+        },
+        signals: { tried: 0, selected: [], untestable: [], tested: [], procedure: "" },
+        hypotheses: [],
+        probe: undefined,
+        repairs: undefined,
+        evidence: undefined,
+        analyses: undefined,
+      }),
+    );
+    const view = reportView(report);
+    expect(view.sections.map((s) => s.id)).not.toContain("signals");
+    expect(view.sections.map((s) => s.id)).toContain("agentic");
+    const data = view.header.facts.find((f) => f.label === "Data")!.value;
+    expect(data.kind === "text" && data.sub).toBe("not labelled");
+    const note = view.sections.find((s) => s.id === "verdicts")!.blocks[0];
+    expect(note?.kind === "note" && note.spans[0]!.text).toBe(
+      "No hypothesis: the run tested no signal on the exploration split, so the sealed split stays unread.",
+    );
+  });
+});
+
 describe("the agentic section shows the judge's path", () => {
   it("lists every refused turn with the host's reason, and who stopped the run", () => {
     const view = reportView(agenticReport([]));
