@@ -22,6 +22,7 @@ const FIGURES = {
   "attention-grid": "attentionGrid",
   "attention-overlay": "attentionOverlay",
   "repair-ladder": "repairLadder",
+  "analysis-figure": "analysisFigure",
 } as const;
 
 const exported = figures as unknown as Record<string, unknown>;
