@@ -234,7 +234,13 @@ function header(report: Report): ReportHeaderView {
   const supported = verdicts[0]!.count;
   const headline: Span[] = [];
   if (hs.length === 0)
-    headline.push(span("No hypothesis: no signal passed the screen on the exploration split, so nothing was decided."));
+    headline.push(
+      span(
+        report.signals.tried === 0 && report.signals.tested.length === 0
+          ? "No hypothesis: no signal was tested on the exploration split, so nothing was decided."
+          : "No hypothesis: no signal passed the screen on the exploration split, so nothing was decided.",
+      ),
+    );
   else {
     headline.push(
       span(`${count(supported)} of ${plural(hs.length, "hypothesis", "hypotheses")} `),
