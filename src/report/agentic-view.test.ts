@@ -174,6 +174,9 @@ describe("the report of a judge-decided run that never probed", () => {
     expect(view.sections.map((s) => s.id)).toContain("agentic");
     const data = view.header.facts.find((f) => f.label === "Data")!.value;
     expect(data.kind === "text" && data.sub).toBe("not labelled");
+    expect(view.header.headline.map((s) => s.text).join("")).toBe(
+      "No hypothesis: no signal was tested on the exploration split, so nothing was decided.",
+    );
     const note = view.sections.find((s) => s.id === "verdicts")!.blocks[0];
     expect(note?.kind === "note" && note.spans[0]!.text).toBe(
       "No hypothesis: the run tested no signal on the exploration split, so the sealed split stays unread.",
