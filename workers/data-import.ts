@@ -20,6 +20,7 @@ import {
   type ResolvedMapping,
 } from "../src/datasets/index.ts";
 import { droppedImages } from "../src/datasets/dropped.browser.ts";
+import { importQuotaMessage, isQuotaFailure } from "./import-quota.ts";
 import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
 import { FacetCounter, rowView, type CaseRowView, type Facets } from "../src/ui/pages/datasets/case-filter.ts";
@@ -409,6 +410,7 @@ export async function importFiles(
     const sink = pipelined(store);
     const progress = throttled(onProgress);
     const file = files[request.dataset]!;
+    let rowsRead = 0;
     let result;
     try {
       result = await ingest(sink, sliced(file, j), {
@@ -420,9 +422,31 @@ export async function importFiles(
         readImage: images.read,
         // Fewer, larger transactions: each is five pages of cases, written while the next batch is read.
         batchSize: 5000,
-        onProgress: (rows) => progress({ rows, bytes: j.bytes, totalBytes: file.size }),
+        onProgress: (rows) => {
+          rowsRead = rows;
+          progress({ rows, bytes: j.bytes, totalBytes: file.size });
+        },
       });
     } catch (error) {
+      if (isQuotaFailure(error)) {
+        // Undo (new) or record (add) what was stored, as a cancel does, and say how much space the rest needs.
+        await sink.drain();
+        // (With the storage full, bringing the record up to date may fail too: the next import does it.)
+        await afterCancel(store, request, existing !== undefined).catch(() => undefined);
+        announceChange(request.db, { kind: "datasets", id: datasetId });
+        const stored = existing ? sink.added() : 0;
+        throw new Error(
+          importQuotaMessage({
+            datasetId,
+            kept: existing ? "added" : "nothing",
+            rowsRead: Math.max(rowsRead, stored),
+            rowsStored: stored,
+            fileBytes: file.size,
+            bytesRead: j.bytes,
+          }),
+          { cause: error },
+        );
+      }
       if (!(error instanceof CancelledError)) throw error;
       // Let the writes already queued land, then undo (new) or record (add) what they stored.
       await sink.drain();

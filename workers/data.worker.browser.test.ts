@@ -1,6 +1,6 @@
 import { proxy, wrap } from "comlink";
 import { afterAll, expect, it } from "vitest";
-import { datasetVersion, importDataset } from "../src/datasets/index.ts";
+import { caseHash, datasetVersion, importDataset } from "../src/datasets/index.ts";
 import { droppedImages } from "../src/datasets/dropped.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
 import datasetUrl from "../src/datasets/fixtures/dataset.jsonl?url";
@@ -94,6 +94,8 @@ it("imports the valid rows with their images, never replaces a dataset, and adds
   expect(cases.map((c) => c.id).sort()).toEqual(reference.cases.map((c) => c.id).sort());
   expect(cases.map((c) => c.id)).toContain("q1");
   expect(report.version).toBe(datasetVersion(cases));
+  // Each case keeps its caseHash, the library's own.
+  expect(cases.map((c) => c.hash)).toEqual(cases.map((c) => caseHash(c)));
   const image = cases.find((c) => c.id === "q1")!.input.image!;
   expect(image).toMatch(/^sha256:[0-9a-f]{64}$/);
   expect((await store.getImage(image))?.bytes).toEqual(await bytes(redUrl));
