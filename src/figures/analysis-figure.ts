@@ -171,7 +171,7 @@ function bars(spec: AnalysisFigureSpec, width: number, path: string): { children
 function frame(width: number, ys: readonly number[], withZero: boolean, yLabel: boolean) {
   // The y axis' title sits above its top tick label.
   const top = yLabel ? 34 : 14;
-  const plotBottom = top + Math.round(Math.min(300, Math.max(160, width * 0.36)));
+  const plotBottom = top + Math.round(Math.min(260, Math.max(160, width * 0.3)));
   const y = scaleLinear(extent(ys, withZero), [plotBottom, top]).nice(5);
   const left = leftMargin(y, width);
   return { top, plotBottom, y, left, right: width - 16 };

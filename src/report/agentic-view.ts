@@ -149,7 +149,8 @@ export function analysisFigureBlocks(spec: unknown, analysis: string, k: number,
         kind: "table",
         table: {
           id,
-          caption: table.caption,
+          // Short: the note above names the figure, and a two-column table is narrow.
+          caption: `Figure ${k + 1}'s values`,
           columns: table.columns.map((c) => ({ label: c.label, ...(c.align ? { align: c.align } : {}) })),
           rows: table.rows.map((row, i) => ({ key: `p${i}`, cells: row.map((c) => text(c)) })),
         },
