@@ -113,7 +113,7 @@ it("runs the judge-decided loop in the page with the user's endpoint as the judg
   expect(errors).toEqual([]);
 }, 420_000);
 
-it("runs the loop with a bundled model in the page as the judge: every malformed reply refused with its reason, and the report shows the path", async () => {
+it("runs the loop with a bundled model in the page as the judge: every turn it cannot answer refused with the reason, and the report shows the path", async () => {
   const page = await harness.context.newPage();
   await page.setViewportSize({ width: 1280, height: 900 });
   const errors: string[] = [];
