@@ -65,8 +65,9 @@ describe("L4 in the page's investigation (real worker, onnxruntime-web, IndexedD
     maxTier: "L4" as const,
     holdout: 0.4,
     seed: 1,
-    // Enough steps that Cancel (a message from the page) lands while it trains; still about a second.
-    l4: { steps: 3000, learningRate: 0.05, l2: 1e-3 },
+    // The default method (LoRA on the last layer's q, k, v, o); enough steps that Cancel (a message from the
+    // page, sent at step 10) lands while it trains.
+    l4: { steps: 300 },
   };
   beforeAll(async () => {
     const store = await IdbStore.open(DB);
@@ -86,6 +87,7 @@ describe("L4 in the page's investigation (real worker, onnxruntime-web, IndexedD
       /plan\.l4\.steps: expected a whole number of Adam steps ≥ 1, got 0/,
     );
     expect(() => checkL4Settings({ lr: 1 })).toThrow(/plan\.l4: unknown field\(s\) lr/);
+    expect(() => checkL4Settings({ method: "mlp" })).toThrow('plan.l4.method: expected "layer" or "head", got "mlp"');
   });
 
   it("streams (step, loss), stops on Cancel, and on resume trains, merges, validates; the promoted model loads by its id", async () => {
@@ -99,7 +101,7 @@ describe("L4 in the page's investigation (real worker, onnxruntime-web, IndexedD
     expect(training.length).toBeGreaterThan(0);
     const stoppedAt = training.at(-1)!.done;
     // Cancel lands between steps: the run stopped before its last step.
-    expect(stoppedAt).toBeLessThan(3000);
+    expect(stoppedAt).toBeLessThan(300);
     const store = await IdbStore.open(DB);
     expect((await store.getRun("l4-page"))?.status).toBe("cancelled");
     await store.close();
@@ -112,15 +114,15 @@ describe("L4 in the page's investigation (real worker, onnxruntime-web, IndexedD
       api.runInvestigation({ db: DB, resume: "l4-page", modelSource: "bundled:tiny-vlm" }, proxied(resumed)),
     );
     const last = training.at(-1)!;
-    expect(last).toMatchObject({ stage: "M5", done: 3000, total: 3000 });
-    expect(last.training!.curve.map(([step]) => step)).toEqual(Array.from({ length: 300 }, (_, i) => 10 * (i + 1)));
+    expect(last).toMatchObject({ stage: "M5", done: 300, total: 300 });
+    expect(last.training!.curve.map(([step]) => step)).toEqual(Array.from({ length: 30 }, (_, i) => 10 * (i + 1)));
     expect(last.training!.curve.at(-1)![1]).toBeLessThan(last.training!.curve[0]![1]);
 
     const report = JSON.parse((await client.call((api) => api.investigationReport(DB, "l4-page"))).json) as Report;
     const l4 = report.repairs!.candidates.find((c) => c.tier === "L4")!;
-    expect(l4).toMatchObject({ signature: "lora:lm_head:r4:a8:steps3000:seed1", validated: true });
+    expect(l4).toMatchObject({ signature: "lora:last-layer.qkvo:r4:a8:steps300:seed1", validated: true });
     const weights = (l4.training as { weights: string }).weights;
-    expect(weights).toBe("files:tiny-vlm+lora-lm_head-r4-a8-steps3000-seed1@l4-page");
+    expect(weights).toBe("files:tiny-vlm+lora-last-layer.qkvo-r4-a8-steps300-seed1@l4-page");
 
     const lineage = await LineageDb.open(LINEAGE);
     const folders = new ModelFolders();
@@ -134,7 +136,7 @@ describe("L4 in the page's investigation (real worker, onnxruntime-web, IndexedD
     );
     const { records } = await lineage.read();
     lineage.close();
-    const id = "tiny-vlm+lora-lm_head-r4-a8-steps3000-seed1";
+    const id = "tiny-vlm+lora-last-layer.qkvo-r4-a8-steps300-seed1";
     expect(lineageChain(records, id).map((s) => [s.parent, s.id, s.tier])).toEqual([["tiny-vlm", id, "L4"]]);
     // Promotion moved the merged folder to the promoted id: the name the model loads under (files:<id>, what a run
     // on it records and a resume after a reload reads) is its folder.

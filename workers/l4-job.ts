@@ -6,12 +6,15 @@
  */
 import type { FailureCase, ImagePixels, Model } from "../src/core/index.ts";
 import { pageL4Executor, type L4Progress, type PageL4 } from "../src/agent/l4/executor.browser.ts";
+import type { L4Method } from "../src/agent/l4/executor.ts";
 import type { FileSource } from "../src/models/session.ts";
 import { ModelFolders } from "../src/ui/app/model-folders.ts";
 import type { InvestigationProgress } from "./investigate-job.ts";
 
 /** The training settings a plan may set (`plan.l4`); the rest are the executor's defaults. */
 export interface L4TrainSettings {
+  /** What L4 trains: `layer` (default: LoRA on the last layer's attention projections) or `head`. */
+  readonly method?: L4Method;
   readonly steps?: number;
   readonly learningRate?: number;
   readonly l2?: number;
@@ -23,11 +26,14 @@ export interface L4TrainSettings {
  * @example checkL4Settings({ steps: 40, learningRate: 0.05 }) // { steps: 40, learningRate: 0.05 }
  */
 export function checkL4Settings(value: unknown): L4TrainSettings {
-  if (typeof value !== "object" || value === null) throw new Error("plan.l4: expected { steps, learningRate, l2 }");
+  if (typeof value !== "object" || value === null)
+    throw new Error("plan.l4: expected { method, steps, learningRate, l2 }");
   const v = value as Record<string, unknown>;
-  const unknown = Object.keys(v).filter((k) => !["steps", "learningRate", "l2"].includes(k));
+  const unknown = Object.keys(v).filter((k) => !["method", "steps", "learningRate", "l2"].includes(k));
   if (unknown.length)
-    throw new Error(`plan.l4: unknown field(s) ${unknown.join(", ")}; expected steps, learningRate, l2`);
+    throw new Error(`plan.l4: unknown field(s) ${unknown.join(", ")}; expected method, steps, learningRate, l2`);
+  if (v["method"] !== undefined && v["method"] !== "layer" && v["method"] !== "head")
+    throw new Error(`plan.l4.method: expected "layer" or "head", got ${JSON.stringify(v["method"])}`);
   if (v["steps"] !== undefined && !(Number.isInteger(v["steps"]) && (v["steps"] as number) >= 1))
     throw new Error(`plan.l4.steps: expected a whole number of Adam steps ≥ 1, got ${String(v["steps"])}`);
   if (v["learningRate"] !== undefined && !(typeof v["learningRate"] === "number" && v["learningRate"] > 0))
@@ -54,7 +60,7 @@ export type PageL4Factory = (context: PageL4Context) => PageL4 | { readonly reas
  * training's last loss and curve.
  *
  * @example l4InvestigationProgress("inv", { phase: "training", done: 20, total: 300, loss: 0.41, curve }).what
- * // "L4 training the LoRA head adapter (Adam steps)"
+ * // "L4 training the LoRA adapters (Adam steps)"
  */
 export function l4InvestigationProgress(runId: string, p: L4Progress): InvestigationProgress {
   return {
@@ -63,7 +69,7 @@ export function l4InvestigationProgress(runId: string, p: L4Progress): Investiga
     what:
       p.phase === "features"
         ? "L4 reading the pool's features (one teacher-forced forward per case)"
-        : "L4 training the LoRA head adapter (Adam steps)",
+        : "L4 training the LoRA adapters (Adam steps)",
     done: p.done,
     total: p.total,
     ...(p.phase === "training" ? { training: { loss: p.loss ?? Number.NaN, curve: p.curve } } : {}),
@@ -83,7 +89,8 @@ export function pageL4(model: Model, files: FileSource, paths: readonly string[]
       runId: context.runId,
       images: context.images,
       signal: context.signal,
-      ...(context.train ? { train: context.train } : {}),
+      ...(context.train?.method ? { method: context.train.method } : {}),
+      ...(context.train ? { train: withoutMethod(context.train) } : {}),
       keep: async (name, merged) => {
         await folders.save(
           name,
@@ -93,4 +100,9 @@ export function pageL4(model: Model, files: FileSource, paths: readonly string[]
       },
       onProgress: (p) => context.onProgress(l4InvestigationProgress(context.runId, p)),
     });
+}
+
+function withoutMethod(settings: L4TrainSettings): Omit<L4TrainSettings, "method"> {
+  const { method: _method, ...train } = settings;
+  return train;
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:l4 [-- --seeds 3] [--data FILE]` (`-- --page [--sample 200]`: L4 in the page against Node instead): `investigate --max-tier L4` on planted-vlm once per seed (the
+ * `npm run bench:l4 [-- --seeds 3] [--data FILE] [--min-tier L4] [--method layer|head]` (`-- --page [--sample 200]`: L4 in the page against Node instead): `investigate --max-tier L4` on planted-vlm once per seed (the
  * seed moves the holdout split and every resampling), tallying what M5's L4 rung — the head adapter, trained on
  * the exploration split and validated on the sealed cases like every rung — did: reached (no lower rung
  * validated), fixed > broken, validated (paired test, yes-bias control, no-free-lunch), and the no-free-lunch
@@ -18,7 +18,8 @@ import { FileStore } from "../../store/files.node.ts";
 import { memoised } from "../bench/mechanism.node.ts";
 import { investigate } from "../investigate.ts";
 import { nodeHeadAdapter } from "./executor.node.ts";
-import type { HeadAdapterCandidate } from "./executor.ts";
+import type { HeadAdapterCandidate, L4Method } from "./executor.ts";
+import { TIERS, type Tier } from "../repair.ts";
 
 function rgba(bytes: Uint8Array): ImagePixels {
   const { width, height, rgb } = toRgb(bytes);
@@ -36,8 +37,14 @@ const { values } = parseArgs({
     data: { type: "string" },
     page: { type: "boolean" },
     sample: { type: "string" },
+    "min-tier": { type: "string" },
+    method: { type: "string" },
   },
 });
+const minTier = (values["min-tier"] ?? "L1") as Tier;
+if (!TIERS.includes(minTier)) throw new Error(`--min-tier: expected one of ${TIERS.join(", ")}, got '${minTier}'`);
+const method = (values.method ?? "layer") as L4Method;
+if (method !== "layer" && method !== "head") throw new Error(`--method: expected layer or head, got '${method}'`);
 if (values.page) {
   // L4 in the page (WASM) against Node, side by side (bench-l4-page.node.ts).
   const { benchL4Page } = await import("./bench-l4-page.node.ts");
@@ -70,13 +77,14 @@ for (const seed of seeds) {
       protocol: { question: "What predicts the hallucinations?" },
       runId: `bench-l4-${seed}`,
       seed,
+      minTier,
       maxTier: "L4",
       // The no-free-lunch result is in the event log beside the candidate's test.
       sink: (e) => {
         if (e.type === "repair.tested" && e.payload["tier"] === "L4") guard = e.payload["noFreeLunch"] as typeof guard;
       },
       l4: (pool) => {
-        const c = nodeHeadAdapter({ ...pool, folder, out: join(dir, "l4"), images });
+        const c = nodeHeadAdapter({ ...pool, folder, out: join(dir, "l4"), images, method });
         made.push(c);
         return c;
       },
@@ -104,7 +112,7 @@ for (const seed of seeds) {
 await model.dispose();
 const n = seeds.length;
 console.log(
-  `planted-vlm, ${n} seeds, ${cases.length} cases: L4 reached ${reached}/${n}; fixed > broken ${moreFixed}/${reached}; validated ${validated}/${reached}; no-free-lunch held ${guardHeld}/${reached}; ${((performance.now() - t0) / 1000 / n).toFixed(0)} s per seed (load average ${loadavg()
+  `planted-vlm, ${method} adapter, ladder from ${minTier}, ${n} seeds, ${cases.length} cases: L4 reached ${reached}/${n}; fixed > broken ${moreFixed}/${reached}; validated ${validated}/${reached}; no-free-lunch held ${guardHeld}/${reached}; ${((performance.now() - t0) / 1000 / n).toFixed(0)} s per seed (load average ${loadavg()
     .map((l) => l.toFixed(2))
     .join(" ")})`,
 );

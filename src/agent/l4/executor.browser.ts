@@ -1,5 +1,5 @@
 /**
- * The L4 head adapter in the page's model worker: the same executor as Node
+ * L4 (LoRA adapters, `executor.ts`) in the page's model worker: the same executor as Node
  * (`executor.ts`: features, closed-form training, merge, M5's candidate), with
  * only the file I/O of the page — the base model's files read through the
  * worker's `FileSource` (the bundled folder over HTTP, a kept folder from
@@ -76,6 +76,8 @@ export interface PageL4Options {
   readonly signal?: AbortSignal;
   readonly onProgress?: (p: L4Progress) => void;
   readonly train?: HeadAdapterOptions["train"];
+  /** What L4 trains (default `layer`: the last layer's attention projections). */
+  readonly method?: HeadAdapterOptions["method"];
 }
 
 /** What the worker holds while an investigation runs: the executor M5 calls, and what it made. */
@@ -103,7 +105,7 @@ export function pageL4Executor(model: Model, o: PageL4Options): PageL4 | { reado
   const head = "onnx/lm_head.onnx";
   if (!model.capabilities.has("hidden_states"))
     return {
-      reason: `${model.spec.key} gives no hidden states: the head adapter cannot be trained; L4 writes the recipe only`,
+      reason: `${model.spec.key} gives no hidden states: the L4 adapters cannot be trained; L4 writes the recipe only`,
     };
   const made: HeadAdapterCandidate[] = [];
   const written: string[] = [];
@@ -133,6 +135,7 @@ export function pageL4Executor(model: Model, o: PageL4Options): PageL4 | { reado
           o.onProgress?.({ phase: "training", done: s.step, total: s.steps, loss: s.loss, curve });
         },
         ...(o.train ? { train: o.train } : {}),
+        ...(o.method ? { method: o.method } : {}),
         ...(o.signal ? { signal: o.signal } : {}),
       });
       made.push(candidate);

@@ -123,6 +123,7 @@ describe("the L4 head adapter on tiny-vlm (onnxruntime-node)", () => {
     const model = await loadModel(FOLDER);
     try {
       const l4 = headAdapterCandidate({
+        method: "head",
         cases: await demoCases(2),
         sealed: new Set(),
         images,

@@ -80,6 +80,34 @@ export class SealedCaseRefused extends Error {
 }
 
 /**
+ * Refuses, before anything is read, a pool that holds a sealed case, a case without an expected answer, or a
+ * model without hidden states (`needs` says what for): every L4 method trains on the diagnosis-only pool.
+ *
+ * @example refuseUnfitPool(model, explorationCases, sealedIds, "…") // throws SealedCaseRefused on a sealed id
+ */
+export function refuseUnfitPool(
+  model: Model,
+  cases: readonly FailureCase[],
+  sealed: ReadonlySet<string>,
+  needs: string,
+): void {
+  const leaked = cases.filter((c) => sealed.has(c.id)).map((c) => c.id);
+  if (leaked.length)
+    throw new SealedCaseRefused(
+      `L4 training pool: ${leaked.length} sealed case(s) offered for training (${leaked.slice(0, 5).join(", ")}${leaked.length > 5 ? ", …" : ""}); the pool is the exploration split and probe-search cases only — a sealed case would be judged by the validation it trained on`,
+    );
+  if (!model.capabilities.has("hidden_states"))
+    throw new Error(
+      `L4: ${model.spec.key} gives no hidden_states (capabilities: ${[...model.capabilities].join(", ")}); ${needs}`,
+    );
+  const missing = cases.filter((c) => String(c.expected ?? "").trim() === "").map((c) => c.id);
+  if (missing.length)
+    throw new Error(
+      `L4 training pool: case(s) ${missing.slice(0, 5).join(", ")} have no expected answer to train toward`,
+    );
+}
+
+/**
  * The training rows of the diagnosis-only pool: for every case, the model's final hidden state at each
  * position that predicts a token of its expected answer (teacher-forced), mapped through the head to the
  * adapted MatMul's features and the unadapted logits. Refuses a model without `hidden_states`, a case
@@ -90,20 +118,7 @@ export class SealedCaseRefused extends Error {
  * pool.n // one row per expected answer token
  */
 export async function headPool(model: Model, cases: readonly FailureCase[], o: PoolOptions): Promise<HeadPool> {
-  const leaked = cases.filter((c) => o.sealed.has(c.id)).map((c) => c.id);
-  if (leaked.length)
-    throw new SealedCaseRefused(
-      `L4 training pool: ${leaked.length} sealed case(s) offered for training (${leaked.slice(0, 5).join(", ")}${leaked.length > 5 ? ", …" : ""}); the pool is the exploration split and probe-search cases only — a sealed case would be judged by the validation it trained on`,
-    );
-  if (!model.capabilities.has("hidden_states"))
-    throw new Error(
-      `L4 head adapter: ${model.spec.key} gives no hidden_states (capabilities: ${[...model.capabilities].join(", ")}); it needs the final hidden states and the head file`,
-    );
-  const missing = cases.filter((c) => String(c.expected ?? "").trim() === "").map((c) => c.id);
-  if (missing.length)
-    throw new Error(
-      `L4 training pool: case(s) ${missing.slice(0, 5).join(", ")} have no expected answer to train toward`,
-    );
+  refuseUnfitPool(model, cases, o.sealed, "it needs the final hidden states and the head file");
   const projection = headProjection(o.headBytes);
   const session: Session = await o.sessions(withFeatureOutput(o.headBytes, projection), {
     name: "lm_head (L4 features)",

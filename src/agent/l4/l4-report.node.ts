@@ -65,6 +65,8 @@ export async function invertedL4Report(dir: string) {
     folder: TINY,
     out: join(dir, "l4"),
     images,
+    // The inverted task is a readout a head adapter learns; this report is the head method's fixture.
+    method: "head",
     train: { steps: 200, learningRate: 0.05, l2: 1e-3 },
   });
   try {

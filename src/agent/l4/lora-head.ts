@@ -193,10 +193,66 @@ export const HEAD_TRAIN_DEFAULTS = {
   seed: 1,
 } as const;
 
-function gaussian(rng: ReturnType<typeof seededRng>): number {
+/** A standard normal draw from `rng` (Box–Muller), for adapter initialisation. */
+export function gaussian(rng: ReturnType<typeof seededRng>): number {
   const u = ((rng.next() >>> 0) + 0.5) / 4294967296;
   const v = ((rng.next() >>> 0) + 0.5) / 4294967296;
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+}
+
+/** Shuffles `items` in place with `rng` (Fisher–Yates, unbiased draws). */
+export function shuffle(items: { length: number; [i: number]: unknown }, rng: ReturnType<typeof seededRng>): void {
+  const n = items.length;
+  const threshold = rejectBelow(n);
+  for (let i = n - 1; i > 0; i--) {
+    let j = drawIndex(rng, n, threshold);
+    while (j > i) j = drawIndex(rng, n, threshold);
+    [items[i], items[j]] = [items[j], items[i]];
+  }
+}
+
+/** Indices 0…n−1 without end: a fresh seeded permutation each epoch (the minibatch order). */
+export function epochOrder(n: number, rng: ReturnType<typeof seededRng>): () => number {
+  const order = Int32Array.from({ length: n }, (_, i) => i);
+  let cursor = n;
+  return () => {
+    if (cursor >= n) {
+      shuffle(order, rng);
+      cursor = 0;
+    }
+    return order[cursor++]!;
+  };
+}
+
+/** Adam (β₁ 0.9, β₂ 0.999, ε 10⁻⁸) on `params`, updated in place by `step(grads)`, one gradient per parameter. */
+export class Adam {
+  readonly #m: Float64Array[];
+  readonly #v: Float64Array[];
+  #t = 0;
+  constructor(
+    private readonly params: readonly Float32Array[],
+    private readonly learningRate: number,
+  ) {
+    this.#m = params.map((p) => new Float64Array(p.length));
+    this.#v = params.map((p) => new Float64Array(p.length));
+  }
+
+  step(grads: readonly ArrayLike<number>[]): void {
+    const [beta1, beta2, eps] = [0.9, 0.999, 1e-8];
+    this.#t++;
+    const c1 = 1 - beta1 ** this.#t;
+    const c2 = 1 - beta2 ** this.#t;
+    this.params.forEach((w, p) => {
+      const grad = grads[p]!;
+      const mm = this.#m[p]!;
+      const vv = this.#v[p]!;
+      for (let i = 0; i < w.length; i++) {
+        mm[i] = beta1 * mm[i]! + (1 - beta1) * grad[i]!;
+        vv[i] = beta2 * vv[i]! + (1 - beta2) * grad[i]! * grad[i]!;
+        w[i]! -= (this.learningRate * (mm[i]! / c1)) / (Math.sqrt(vv[i]! / c2) + eps);
+      }
+    });
+  }
 }
 
 /**
@@ -225,43 +281,16 @@ export async function trainHeadLora(data: HeadData, options: TrainOptions = {}):
   const b = new Float32Array(r * vocab);
   const adapter = { rank: r, a, b, scale: o.alpha / r };
   const initialLoss = headLossAndGradient(data, adapter).loss;
-  const params = [a, b];
-  const m1 = params.map((p) => new Float64Array(p.length));
-  const m2 = params.map((p) => new Float64Array(p.length));
-  const [beta1, beta2, eps] = [0.9, 0.999, 1e-8];
+  const adam = new Adam([a, b], o.learningRate);
   const every = options.progressEvery ?? 10;
   const batch = Math.min(o.batchSize, n);
-  const order = Int32Array.from({ length: n }, (_, i) => i);
-  const threshold = rejectBelow(n);
-  let cursor = n;
+  const next = epochOrder(n, rng);
   const rows = new Int32Array(batch);
   for (let step = 1; step <= o.steps; step++) {
     if (options.signal?.aborted) throw new Error("training cancelled");
-    for (let t = 0; t < batch; t++) {
-      if (cursor >= n) {
-        // A fresh seeded permutation each epoch (Fisher–Yates).
-        for (let i = n - 1; i > 0; i--) {
-          let j = drawIndex(rng, n, threshold);
-          while (j > i) j = drawIndex(rng, n, threshold);
-          [order[i], order[j]] = [order[j]!, order[i]!];
-        }
-        cursor = 0;
-      }
-      rows[t] = order[cursor++]!;
-    }
+    for (let t = 0; t < batch; t++) rows[t] = next();
     const { loss, gradA, gradB } = headLossAndGradient(data, adapter, { rows, l2: o.l2 });
-    [gradA, gradB].forEach((grad, p) => {
-      const w = params[p]!;
-      const mm = m1[p]!;
-      const vv = m2[p]!;
-      const c1 = 1 - beta1 ** step;
-      const c2 = 1 - beta2 ** step;
-      for (let i = 0; i < w.length; i++) {
-        mm[i] = beta1 * mm[i]! + (1 - beta1) * grad[i]!;
-        vv[i] = beta2 * vv[i]! + (1 - beta2) * grad[i]! * grad[i]!;
-        w[i]! -= (o.learningRate * (mm[i]! / c1)) / (Math.sqrt(vv[i]! / c2) + eps);
-      }
-    });
+    adam.step([gradA, gradB]);
     if (step % every === 0 || step === o.steps) {
       options.onStep?.({ step, steps: o.steps, loss });
       // Let a worker's message loop run (Cancel arrives as a message).
