@@ -19,7 +19,7 @@ const LINEAGE = `${DB}-lineage`;
 
 /**
  * The demo's questions on its first 24 scenes with the answers swapped: tiny-vlm fails nearly all of them and no
- * prompt, scaffold or attention write mends that, but a head adapter can learn the inversion.
+ * prompt, scaffold or attention write mends that, but an L4 adapter (the last layer's attention, by default) can learn the inversion.
  */
 async function storeInvertedCases(store: IdbStore): Promise<number> {
   const lines = (await (await fetch("/demo/pope.jsonl")).text()).trim().split("\n");

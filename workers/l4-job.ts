@@ -60,16 +60,22 @@ export type PageL4Factory = (context: PageL4Context) => PageL4 | { readonly reas
  * training's last loss and curve.
  *
  * @example l4InvestigationProgress("inv", { phase: "training", done: 20, total: 300, loss: 0.41, curve }).what
- * // "L4 training the LoRA adapters (Adam steps)"
+ * // "L4 training LoRA on the last decoder layer's attention projections q, k, v, o (Adam steps)"
  */
-export function l4InvestigationProgress(runId: string, p: L4Progress): InvestigationProgress {
+export function l4InvestigationProgress(
+  runId: string,
+  p: L4Progress,
+  method: L4Method = "layer",
+): InvestigationProgress {
   return {
     run: `${runId}-m5-l4`,
     stage: "M5",
     what:
       p.phase === "features"
         ? "L4 reading the pool's features (one teacher-forced forward per case)"
-        : "L4 training the LoRA adapters (Adam steps)",
+        : method === "head"
+          ? "L4 training LoRA on the language-model head (Adam steps)"
+          : "L4 training LoRA on the last decoder layer's attention projections q, k, v, o (Adam steps)",
     done: p.done,
     total: p.total,
     ...(p.phase === "training" ? { training: { loss: p.loss ?? Number.NaN, curve: p.curve } } : {}),
@@ -98,7 +104,7 @@ export function pageL4(model: Model, files: FileSource, paths: readonly string[]
         );
         return `files:${name}`;
       },
-      onProgress: (p) => context.onProgress(l4InvestigationProgress(context.runId, p)),
+      onProgress: (p) => context.onProgress(l4InvestigationProgress(context.runId, p, context.train?.method)),
     });
 }
 

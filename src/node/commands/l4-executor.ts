@@ -1,5 +1,5 @@
 /**
- * `investigate --max-tier L4` under Node: the head-adapter executor when the
+ * `investigate --max-tier L4` under Node: the L4 executor (LoRA adapters) when the
  * model is small enough to train here (its parameters from the spec, the head
  * file and hidden states present), else nothing — the recipe alone is written.
  */
@@ -44,7 +44,7 @@ export function cliL4Executor(
     };
   if (!model.capabilities.has("hidden_states") || !existsSync(join(folder, "onnx/lm_head.onnx")))
     return {
-      reason: `${model.spec.key} gives no hidden states with a head file (onnx/lm_head.onnx in ${folder}): the head adapter cannot be trained; L4 writes the recipe only`,
+      reason: `${model.spec.key} gives no hidden states with a head file (onnx/lm_head.onnx in ${folder}): the L4 adapters cannot be trained; L4 writes the recipe only`,
     };
   const made: HeadAdapterCandidate[] = [];
   return {
