@@ -15,7 +15,10 @@ export const CEILINGS: readonly { readonly value: InvestigationPlan["maxTier"]; 
   { value: "L2", label: "L2 — scaffolds (self-consistency, crop and re-ask)" },
   { value: "L3a", label: "L3a — read internals (attention-guided crop)" },
   { value: "L3b", label: "L3b — write internals (attention reweighting)" },
-  { value: "L4", label: "L4 — fine-tunes a LoRA head adapter here (small models), and writes the recipe" },
+  {
+    value: "L4",
+    label: "L4 — fine-tunes LoRA on the last layer's attention here (small models), and writes the recipe",
+  },
 ];
 
 /** The form's fields as the inputs hold them (a number input bound by Svelte holds a number, or "" when empty). */
