@@ -136,7 +136,7 @@ export function mergedWeights(repair: ReportRepair): string | undefined {
  * Why the page cannot load this promoted model itself, or undefined when it can: new weights kept in this
  * browser's model store, with no repair wrapped around them.
  *
- * @example loadableHere({ ...record, weights: "files:tiny-vlm+lora-…@inv-1", wrappers: [] }) // undefined
+ * @example loadableHere({ ...record, weights: "files:tiny-vlm+lora-last-layer.qkvo-r4-a8-steps300-seed1", wrappers: [] }) // undefined
  */
 export function loadableHere(record: LineageRecord): string | undefined {
   if (record.wrappers.length)

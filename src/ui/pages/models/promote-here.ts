@@ -25,10 +25,10 @@ export interface PromotionPlace {
  * promoted model or another kept folder has already.
  *
  * @example
- * const record = await promoteHere(report, "lora:lm_head:r4:a8:steps300:seed1", {
+ * const record = await promoteHere(report, "lora:last-layer.qkvo:r4:a8:steps300:seed1", {
  *   records, add: (r) => db.add(r), folders: new ModelFolders(),
  * });
- * record.weights // "files:tiny-vlm+lora-lm_head-r4-a8-steps300-seed1" (was "…@inv-1" in the report)
+ * record.weights // "files:tiny-vlm+lora-last-layer.qkvo-r4-a8-steps300-seed1" (the report: "…@inv-1")
  */
 export async function promoteHere(
   report: Report,
