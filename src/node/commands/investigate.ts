@@ -45,8 +45,9 @@ const usage = `evalrx investigate [--model models/tiny-vlm] [--data public/demo/
 
   With no arguments it runs the bundled tiny VLM on the 600-question demo POPE set (about half a minute).
   --sample    a stable sample of N cases (the N with the smallest sha256(id)) for a quicker run; default all
-  --max-tier  ceiling of the repair ladder: L1, L2, L3a, L3b (default), L4 (trains a LoRA head adapter on a model
-              small enough to train here, merged into <out>/l4/<model>+lora-…, and writes a fine-tune recipe), none
+  --max-tier  ceiling of the repair ladder: L1, L2, L3a, L3b (default), L4 (trains LoRA adapters on the last decoder
+              layer's attention projections of a model small enough to train here, merged into
+              <out>/l4/<model>+lora-…, and writes a fine-tune recipe), none
   --min-tier  the ladder's first rung (default L1, not above --max-tier): lower rungs are not run, and the rungs
               that run share M5's α (e.g. --min-tier L3b tests the attention repair a confirmed mechanism names)
   --out       where report.json, events.jsonl, report.html and the run's store go (default .evalrx/investigate)
