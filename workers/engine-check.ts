@@ -3,17 +3,21 @@
  * The model worker's startup engine check: one reference forward of the
  * bundled tiny-lm on WASM and on WebGPU, the logits compared and both timed
  * after a warm-up, so the faster trusted engine is chosen by measurement on
- * this device (a software adapter such as SwiftShader loses to WASM).
+ * this device. A software adapter (SwiftShader: the CPU drawing) is not
+ * measured unless asked (it always loses to WASM, and measuring it downloads
+ * ONNX Runtime's WebGPU build, 5 MB compressed).
  */
 import {
   chooseBackend,
   decideEngine,
+  type AdapterLike,
   type EngineCheck,
   type EngineRun,
   type GpuLike,
 } from "../src/models/backend-choice.ts";
 import { webSessions } from "../src/models/ort-session.browser.ts";
 import { asFloat32, i64, type PlainTensor, type Session } from "../src/models/session.ts";
+import { softwareAdapter, softwareAdapterProblem, type AdapterInfoLike } from "../src/ui/app/engine-reason.ts";
 
 /** Token ids of the reference forward: fixed, inside tiny-lm's 16-token vocabulary, within its 64-token context. */
 const REFERENCE_LENGTH = 48;
@@ -92,9 +96,36 @@ const open = (device: "wasm" | "webgpu", bytes: Uint8Array) =>
   webSessions(device)(bytes, { name: `onnx/model.onnx (engine check on ${device === "wasm" ? "WASM" : "WebGPU"})` });
 
 /**
+ * An adapter's info as plain values: GPUAdapterInfo's fields are getters on its prototype (a spread copies
+ * none of them). Browsers before `GPUAdapterInfo.isFallbackAdapter` said it on the adapter itself.
+ */
+function adapterInfo(adapter: AdapterLike | null): AdapterInfoLike {
+  const info = adapter?.info as AdapterInfoLike | undefined;
+  const fallback =
+    !!info?.isFallbackAdapter || !!(adapter as { isFallbackAdapter?: boolean } | null)?.isFallbackAdapter;
+  return {
+    ...(info?.vendor ? { vendor: info.vendor } : {}),
+    ...(info?.architecture ? { architecture: info.architecture } : {}),
+    ...(info?.description ? { description: info.description } : {}),
+    ...(fallback ? { isFallbackAdapter: true } : {}),
+  };
+}
+
+/** What `measureEngines` measures beyond WASM. */
+export interface MeasureOptions {
+  /**
+   * Measure WebGPU on a software adapter too (the user's "Measure again"); by default such an adapter is
+   * reported as the reason WebGPU was left out, and the WebGPU build is never fetched for it.
+   */
+  readonly software?: boolean;
+}
+
+/**
  * Measures WASM and WebGPU on the reference forward and decides. WebGPU that
- * is missing, or throws, is reported as the reason; WASM failing is an error
- * (nothing could run). `key` is what the result is remembered under.
+ * is missing, a software adapter (unless `options.software`), or WebGPU that
+ * throws is reported as the reason; WASM failing is an error (nothing could
+ * run). Without a hardware adapter nothing of WebGPU's build is fetched.
+ * `key` is what the result is remembered under.
  * Everything that touches ONNX Runtime runs through `step`: the worker holds
  * the check between steps while a load, an answer or a job is in flight (a
  * software adapter's forward takes seconds of both cores, a forward timed
@@ -109,13 +140,22 @@ export async function measureEngines(
   gpu: GpuLike | undefined,
   key: string,
   step: CheckStep = (fn) => fn(),
+  options: MeasureOptions = {},
 ): Promise<EngineCheck> {
-  const adapterChoice = await chooseBackend(gpu);
+  let found: AdapterLike | null = null;
+  const seen: GpuLike | undefined = gpu && { requestAdapter: async () => (found = await gpu.requestAdapter()) };
+  const adapterChoice = await chooseBackend(seen);
   const adapter = adapterChoice.device === "webgpu" ? adapterChoice.adapter : undefined;
+  const software = adapter ? softwareAdapter(adapterInfo(found)) : undefined;
   const bytes = await referenceModel();
   const wasmSession = await step(() => open("wasm", bytes));
   let gpuSession: Session | undefined;
-  let problem = adapterChoice.device === "webgpu" ? undefined : adapterChoice.reason;
+  let problem =
+    adapterChoice.device !== "webgpu"
+      ? adapterChoice.reason
+      : software && !options.software
+        ? softwareAdapterProblem(software)
+        : undefined;
   const failed = (error: unknown) =>
     `WebGPU failed on the reference forward (${(error as Error)?.message || String(error)})`;
   try {

@@ -328,7 +328,8 @@ async function recallEngine(): Promise<EngineCheck | undefined> {
 /**
  * Measures the engines (WASM and WebGPU on the reference forward) and makes
  * the result the one this worker goes by. Concurrent callers share one run;
- * `force` measures again even when a result exists.
+ * `force` (Measure again) measures again even when a result exists, and
+ * measures a software WebGPU adapter too, which the startup check leaves out.
  */
 async function checkEngine(options: { force?: boolean } = {}): Promise<EngineCheck> {
   if (!options.force && engine) return engine;
@@ -336,7 +337,8 @@ async function checkEngine(options: { force?: boolean } = {}): Promise<EngineChe
   const gpu = (navigator as Navigator & { gpu?: GpuLike }).gpu;
   // Held while the page's calls run: the check's forwards (seconds each on a software adapter) would slow them
   // and be measured against them.
-  const run = (async () => measureEngines(gpu, await engineKey(gpu), (step) => gate.step(step)))();
+  const run = (async () =>
+    measureEngines(gpu, await engineKey(gpu), (step) => gate.step(step), { software: !!options.force }))();
   engineRun = run;
   try {
     engine = await run;

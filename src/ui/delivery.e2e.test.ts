@@ -2,8 +2,9 @@
  * Delivery from `vite preview` (`npm start`): the wasm runtime and the bundled models go out precompressed
  * (`.br`, `.gz` written at build time) with their `Content-Encoding` and unpack to the very bytes built; a
  * request that repeats the ETag gets 304 (nothing sent again); Vite's hashed assets go out compressed and
- * immutable; the service worker script is always revalidated. A first visit downloads each wasm build once:
- * the offline copy's install takes what the page fetched from the HTTP cache.
+ * immutable; the service worker script is always revalidated. A first visit downloads each wasm build it uses
+ * once (the offline copy's install takes what the page fetched from the HTTP cache), and never the WebGPU build
+ * on a software adapter (headless Chromium's SwiftShader).
  */
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -60,7 +61,7 @@ it("serves the wasm and the models precompressed, revalidates them with 304, and
   expect(await sw.text()).toMatch(/^const __EVALRX_PRECACHE__ = \{"version":"[0-9a-f]{16}"/);
 });
 
-it("a first visit downloads each wasm build once, shared by the page's workers and the offline copy's install", async () => {
+it("a first visit downloads the wasm build it uses once, shared by the page's workers and the offline copy's install, and not the WebGPU build on a software adapter", async () => {
   // A fresh context: empty HTTP cache, no service worker yet, nothing remembered (so the engine check runs).
   const context = await harness.context.browser()!.newContext();
   try {
@@ -92,11 +93,15 @@ it("a first visit downloads each wasm build once, shared by the page's workers a
     await card.getByTestId("load").click();
     await card.getByTestId("model-loaded-badge").waitFor({ timeout: 120_000 });
     // The whole visit: the offline copy saved (the service worker installed and active) and the engine
-    // check done (with a WebGPU adapter it fetches the WebGPU build).
-    await page.waitForFunction(async () => !!(await navigator.serviceWorker.getRegistration())?.active, undefined, {
-      timeout: 240_000,
-    });
+    // check done (it would fetch the WebGPU build for a hardware adapter). Polled from here: waitForFunction
+    // takes an async predicate's promise as truthy at once.
+    await expect
+      .poll(() => page.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.active?.state), {
+        timeout: 240_000,
+      })
+      .toBe("activated");
     await page.waitForFunction((key) => !!localStorage.getItem(key), ENGINE_CHECKS_KEY, { timeout: 240_000 });
+    const checks = await page.evaluate((key) => localStorage.getItem(key), ENGINE_CHECKS_KEY);
     await page.goto(`${harness.url}#/settings`);
     await expect
       .poll(() => page.getByTestId("offline-state").textContent(), { timeout: 120_000 })
@@ -106,6 +111,9 @@ it("a first visit downloads each wasm build once, shared by the page's workers a
     expect(workerStarted).toBeGreaterThan(pageWasmDone);
     expect(downloads.get("ort-wasm-simd-threaded.wasm")).toBe(1);
     for (const [name, n] of downloads) expect(n, name).toBe(1);
+    // Headless Chromium's adapter is SwiftShader: the check left it out, and nothing fetched the WebGPU build.
+    expect(checks).toContain("the WebGPU adapter is software (google swiftshader");
+    expect([...downloads.keys()]).toEqual(["ort-wasm-simd-threaded.wasm"]);
   } finally {
     await context.close();
   }

@@ -64,6 +64,11 @@ type StorageLike = Pick<Storage, "getItem" | "setItem">;
  * wins": asking for another model while one loads supersedes the first (its
  * result is dropped, never shown). It also keeps the user's model folders and
  * lists the hub models this browser has kept.
+ *
+ * Nothing starts until it is first needed (`start()`, or any call that talks
+ * to the worker): a page that runs no model — a share link, a stored report
+ * or run — never starts the worker, never fetches the wasm runtime and never
+ * runs the engine check.
  */
 export class ModelService {
   #worker = $state.raw<RuntimeStatus | undefined>();
@@ -115,7 +120,10 @@ export class ModelService {
   summaries = $state.raw<Readonly<Record<string, ModelSummary>>>({});
   /** Inspections made in this visit (spec, files, capabilities, attention status — no session), by `sourceName`. */
   inspections = $state.raw<Readonly<Record<string, ModelInspection>>>({});
-  readonly client: ModelClient;
+  /** True once the worker was started (the first page that needs a model, or the first call to it). */
+  started = $state(false);
+  #client: ModelClient | undefined;
+  readonly #makeClient: () => ModelClient;
   readonly #settings: Settings;
   readonly #storage: StorageLike | undefined;
   readonly #folders: ModelFolders;
@@ -125,17 +133,36 @@ export class ModelService {
   #pendingFiles = new Map<string, FileProgress>();
   #frame: number | undefined;
 
+  /** `client`: a started worker's client, or how to start one (by default the app's model worker, when first needed). */
   constructor(
     settings: Settings,
-    client: ModelClient = new ModelClient(),
+    client: ModelClient | (() => ModelClient) = () => new ModelClient(),
     storage: StorageLike | undefined = globalThis.localStorage,
     folders: ModelFolders = new ModelFolders(),
   ) {
     this.#settings = settings;
     this.#storage = storage;
     this.#folders = folders;
-    this.client = client;
+    this.#makeClient = typeof client === "function" ? client : () => client;
     this.summaries = readSummaries(storage?.getItem(SUMMARIES_KEY) ?? null);
+  }
+
+  /** The model worker's client; the first use starts the worker (see `start`). */
+  get client(): ModelClient {
+    this.start();
+    return this.#client!;
+  }
+
+  /**
+   * Starts the model worker once: its WASM self-test, the engine check (or the one remembered), the kept
+   * folders and hub models listed. Called when a page that runs or shows a model is opened, and by the first
+   * call that needs the worker; later calls do nothing.
+   */
+  start(): void {
+    if (this.#client) return;
+    const client = this.#makeClient();
+    this.#client = client;
+    this.started = true;
     client.onDeath((reason) => {
       this.died = reason;
       this.status = undefined;
@@ -145,6 +172,22 @@ export class ModelService {
     });
     this.checkRuntime();
     void this.refreshFolders();
+  }
+
+  /**
+   * Whether ONNX Runtime's WebGPU build (a 5 MB download the app fetches only when used) is in use here:
+   * models run on WebGPU (measured faster, or chosen in Settings), or a model runs through transformers.js,
+   * which runs on that build whatever the engine. The offline copy keeps it then, so it works offline too.
+   */
+  get usesWebgpuBuild(): boolean {
+    if (this.status?.backend === "transformers") return true;
+    // Measured with no adapter at all: WebGPU cannot run here, whatever Settings asks.
+    if (this.engineCheck && !this.engineCheck.adapter) return false;
+    return (
+      this.#settings.device === "webgpu" ||
+      this.runtime?.choice.device === "webgpu" ||
+      this.status?.choice.device === "webgpu"
+    );
   }
 
   #effective(worker: RuntimeStatus): BackendChoice {
@@ -348,7 +391,7 @@ export class ModelService {
     this.loadedSource = undefined;
     this.#loaded = undefined;
     this.loadedName = undefined;
-    await this.client.call((api) => api.dispose());
+    await this.#client?.call((api) => api.dispose());
   }
 
   /**
@@ -431,8 +474,9 @@ export class ModelService {
 
   /** Starts a fresh worker (after a death, or to free memory); nothing is loaded in it. */
   restart(): void {
+    if (!this.#client) return this.start();
     this.#loadToken++;
-    this.client.restart();
+    this.#client.restart();
     this.died = undefined;
     this.status = undefined;
     this.loadedSource = undefined;
@@ -443,6 +487,6 @@ export class ModelService {
   }
 
   dispose(): void {
-    this.client.terminate("the page closed");
+    this.#client?.terminate("the page closed");
   }
 }

@@ -1,7 +1,7 @@
 /**
  * bench:app's delivery numbers: what a first visit transfers to load the bundled model (the shell, the wasm
  * runtime, the model files), what the rest of the visit adds (the offline copy saved, the engine check done: it
- * fetches the WebGPU build when there is an adapter), how often each wasm is downloaded, and what a
+ * fetches the WebGPU build only for a hardware adapter), how often each wasm is downloaded, and what a
  * second visit (a reload) transfers for the same — with the service worker on (as users get it) and, side by
  * side, with service workers blocked (HTTP cache only). Bytes are as sent on the wire (compressed bodies plus
  * headers), counted for the page, its workers and the service worker, in a fresh browser context so the first
@@ -12,6 +12,20 @@ import type { BrowserHarness } from "../../node/browser-harness.ts";
 import { ENGINE_CHECKS_KEY } from "../app/model-summary.ts";
 
 const MB = (n: number) => `${(n / 1e6).toFixed(2)} MB`;
+
+/**
+ * Waits until the page's service worker is activated: its install (the offline copy) is done. Polled from
+ * here: `page.waitForFunction` takes an async predicate's promise itself as truthy, and so did not wait.
+ */
+export async function offlineCopyActive(page: Page, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await page.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.active?.state);
+    if (state === "activated") return;
+    if (Date.now() > until) throw new Error(`the service worker was not activated within ${timeoutMs / 1000} s`);
+    await page.waitForTimeout(250);
+  }
+}
 
 /** Loads bundled:tiny-vlm on the Models page and waits until it is loaded. */
 async function loadModel(page: Page, url: string): Promise<void> {
@@ -83,19 +97,21 @@ export async function benchDelivery(harness: BrowserHarness, line: (label: strin
       line(`first visit, ${tag}: load tiny-vlm (≤ 10 MB)`, `${MB(wire.bytes)}; wasm: ${wire.wasmText()}`);
       if (serviceWorkers === "allow")
         line(
-          "  WebGPU adapter (the engine check fetches the WebGPU build only with one)",
+          "  WebGPU adapter (the engine check fetches the WebGPU build only for a hardware one)",
           await page.evaluate(async () => {
-            const gpu = (navigator as Navigator & { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;
-            return gpu ? ((await gpu.requestAdapter()) ? "yes" : "none") : "no navigator.gpu";
+            type Info = { vendor?: string; architecture?: string; isFallbackAdapter?: boolean };
+            const gpu = (navigator as Navigator & { gpu?: { requestAdapter(): Promise<{ info?: Info } | null> } }).gpu;
+            const adapter = gpu ? await gpu.requestAdapter() : undefined;
+            if (!adapter) return gpu ? "none" : "no navigator.gpu";
+            const name = [adapter.info?.vendor, adapter.info?.architecture].filter(Boolean).join(" ");
+            return `${name || "unnamed"}${adapter.info?.isFallbackAdapter ? " (a software fallback adapter)" : ""}`;
           }),
         );
       if (serviceWorkers === "allow") {
         const before = wire.bytes;
-        await page.waitForFunction(async () => !!(await navigator.serviceWorker.getRegistration())?.active, undefined, {
-          timeout: 300_000,
-        });
-        // The whole visit: the engine check (it waits for the load, then fetches the WebGPU build when there is
-        // an adapter) has finished too.
+        await offlineCopyActive(page, 300_000);
+        // The whole visit: the engine check (it waits for the load, then fetches the WebGPU build for a hardware
+        // adapter) has finished too.
         await page.waitForFunction((key) => !!localStorage.getItem(key), ENGINE_CHECKS_KEY, { timeout: 300_000 });
         await page.waitForTimeout(1000);
         await settle();

@@ -4,9 +4,10 @@
  * starts the app from the service worker (still cross-origin isolated, so ONNX Runtime keeps its threads),
  * the playground answers a demo case with the bundled model as it did online, and the stored run and
  * report open, and so does every other page (each page's code is its own chunk). Settings says what is kept
- * and how big it is.
+ * and how big it is. ONNX Runtime's WebGPU build is not fetched on headless Chromium's software adapter, and
+ * is kept for offline use once the user chooses WebGPU in Settings.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -16,6 +17,7 @@ import { parseReport } from "../../report/schema.ts";
 import { demoRunExport } from "../../share/fixtures.ts";
 import { ROUTES } from "../app/routes.ts";
 
+const WEBGPU_WASM = "ort/ort-wasm-simd-threaded.asyncify.wasm";
 const REPORT = new URL("../../report/fixtures/cli-report-200.json", import.meta.url).pathname;
 const report = parseReport(readFileSync(REPORT, "utf8"));
 
@@ -42,6 +44,12 @@ async function askFirstCase(page: Page): Promise<string> {
 it("after one visit, starts, runs the playground and opens a stored run and report with the network off", async () => {
   const page = await harness.context.newPage();
   await page.setViewportSize({ width: 1280, height: 900 });
+  // Every request for the WebGPU build, by the page, its workers or the service worker.
+  const webgpuBuild: string[] = [];
+  harness.context.on(
+    "request",
+    (r) => void (r.url().endsWith("/ort-wasm-simd-threaded.asyncify.wasm") && webgpuBuild.push(r.url())),
+  );
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
 
@@ -68,15 +76,30 @@ it("after one visit, starts, runs the playground and opens a stored run and repo
   const kept = await page.getByTestId("offline-caches").innerText();
   expect(kept).toMatch(/the app, build [0-9a-f]{16}/);
 
+  // On this software adapter nothing fetched the WebGPU build. Choosing WebGPU has the offline copy keep it (the
+  // model the playground loaded is reloaded on WebGPU meanwhile); back to the measured engine, it stays kept.
+  expect(webgpuBuild).toEqual([]);
+  const keptBuild = () =>
+    page.evaluate(async () => {
+      const response = await caches.match("/ort/ort-wasm-simd-threaded.asyncify.wasm");
+      return response ? (await response.arrayBuffer()).byteLength : 0;
+    });
+  expect(await keptBuild()).toBe(0);
+  await page.getByTestId("device-webgpu").check();
+  await expect.poll(keptBuild, { timeout: 120_000 }).toBe(statSync(join(harness.outDir, WEBGPU_WASM)).size);
+  expect(webgpuBuild.length).toBeGreaterThan(0);
+  const loadDone = () =>
+    expect.poll(() => page.getByTestId("model-badge").textContent(), { timeout: 120_000 }).not.toMatch(/loading/);
+  await loadDone();
+  await page.getByTestId("device-auto").check();
+  await loadDone();
+
   // The network off: everything below comes from the service worker, IndexedDB and Cache Storage.
   const failed: string[] = [];
   // A request the page itself gave up on (ERR_ABORTED: a model file read again by a newer load) is not one
   // the network refused.
-  // The WebGPU build's wasm is kept once used through the worker (src/ui/offline/precache.ts): this first
-  // visit's engine check fetched it before the worker ran, so offline it is missing and the engine is WASM.
   page.on("requestfailed", (r) => {
-    if (/ERR_ABORTED/.test(r.failure()?.errorText ?? "") || r.url().endsWith("/ort-wasm-simd-threaded.asyncify.wasm"))
-      return;
+    if (/ERR_ABORTED/.test(r.failure()?.errorText ?? "")) return;
     failed.push(`${r.url()} (${r.failure()?.errorText})`);
   });
   await harness.context.setOffline(true);
@@ -86,6 +109,10 @@ it("after one visit, starts, runs the playground and opens a stored run and repo
     expect(await page.evaluate(() => [navigator.onLine, crossOriginIsolated])).toEqual([false, true]);
     expect(await askFirstCase(page)).toBe(online);
     expect(await page.getByTestId("engine-badge").textContent()).toBe("Engine: WASM");
+    // The WebGPU build chosen online is there offline, whole.
+    expect(
+      await page.evaluate(async (url) => (await (await fetch(url)).arrayBuffer()).byteLength, `/${WEBGPU_WASM}`),
+    ).toBe(statSync(join(harness.outDir, WEBGPU_WASM)).size);
 
     await page.goto(`${harness.url}#/runs/offline-run`);
     await expect.poll(() => page.getByTestId("run-id").textContent()).toBe("offline-run");

@@ -1,5 +1,11 @@
 import { MANIFEST_KEY, PRECACHE_PREFIX, RUNTIME_CACHE, type PrecacheManifest } from "./precache.ts";
-import { OFFLINE_CHANNEL, type BuildAnswer, type OfflineBroadcast, type OfflineRequest } from "./messages.ts";
+import {
+  OFFLINE_CHANNEL,
+  type BuildAnswer,
+  type KeepAnswer,
+  type OfflineBroadcast,
+  type OfflineRequest,
+} from "./messages.ts";
 
 /** Where the offline copy stands, as the page shows it. */
 export type OfflineState =
@@ -43,8 +49,13 @@ export class OfflineService {
   updateReady = $state(false);
   /** The new build being downloaded while the old one keeps running (bytes), if any. */
   updateProgress = $state.raw<{ readonly done: number; readonly total: number } | undefined>();
+  /** The last `keep` request's answer: the files kept, and why any other was not. */
+  keptLazy = $state.raw<KeepAnswer | undefined>();
   #registration: ServiceWorkerRegistration | undefined;
   #reloading = false;
+  /** Lazy files of the build the page uses (see `keep`), asked of the service worker once it is active. */
+  readonly #wanted = new Set<string>();
+  #asked = new Set<string>();
 
   /**
    * Registers the service worker: once the page has loaded, so it never competes with the first paint, and on
@@ -97,6 +108,35 @@ export class OfflineService {
     } catch (error) {
       this.state = { kind: "failed", message: `the service worker could not be registered: ${String(error)}` };
     }
+  }
+
+  /**
+   * Asks the offline copy to keep files of this build that it keeps only when used (`PrecacheEntry.lazy`:
+   * ONNX Runtime's WebGPU build), because the page now uses them: a page the service worker does not control
+   * (a first visit) fetched them past it, and one that goes offline before using them would lack them. Asked
+   * now when the worker is active, else once it is; nothing without an offline copy (the files are fetched
+   * when first used, as without one).
+   *
+   * @example offline.keep(["/ort/ort-wasm-simd-threaded.asyncify.wasm"])
+   */
+  keep(urls: readonly string[]): void {
+    for (const url of urls) this.#wanted.add(url);
+    this.#askKeep();
+  }
+
+  #askKeep(): void {
+    const worker = this.#registration?.active;
+    const urls = [...this.#wanted].filter((url) => !this.#asked.has(url));
+    if (!worker || !urls.length) return;
+    for (const url of urls) this.#asked.add(url);
+    const channel = new MessageChannel();
+    channel.port1.onmessage = (event) => {
+      const answer = event.data as KeepAnswer;
+      this.keptLazy = answer;
+      // One not kept now (offline, or the server failed) is asked for again with the next request.
+      for (const { url } of answer.failed ?? []) this.#asked.delete(url);
+    };
+    worker.postMessage({ type: "keep", urls } satisfies OfflineRequest, [channel.port2]);
   }
 
   /** Watches installs: a waiting worker while a controller exists is a new build. */
@@ -158,6 +198,7 @@ export class OfflineService {
       const mine = entry ? new URL(entry).pathname : undefined;
       if (manifest && mine && !manifest.entries.some((e) => e.url === mine)) this.updateReady = true;
       this.state = { kind: "ready", version: build.version };
+      this.#askKeep();
     } catch (error) {
       this.state = { kind: "failed", message: String((error as Error)?.message ?? error) };
     }
@@ -203,6 +244,8 @@ export class OfflineService {
       if (name.startsWith(PRECACHE_PREFIX) || name === RUNTIME_CACHE) await caches.delete(name);
     this.updateReady = false;
     this.updateProgress = undefined;
+    this.#asked.clear();
+    this.keptLazy = undefined;
     this.state = { kind: "cleared" };
   }
 }

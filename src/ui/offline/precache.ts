@@ -13,9 +13,11 @@ export interface PrecacheEntry {
   readonly revision: string;
   readonly bytes: number;
   /**
-   * Kept the first time it is used through the worker, not at install: the WebGPU build's wasm (27 MB,
-   * 5.5 MB compressed; WebGPU and transformers.js) would nearly double the first visit, and the app runs
-   * without it (the engine check falls back to WASM). Used once online, it is kept for offline use too. So
+   * Kept the first time it is used through the worker, or when the page asks for it (the `keep` message), not
+   * at install: the WebGPU build's wasm (27 MB, 5.0 MB compressed; WebGPU and transformers.js) would double
+   * the first visit, and the app runs without it (never fetched without a hardware adapter: the engine check
+   * leaves a software one out). The page asks for it once models run on WebGPU (measured faster, or chosen in
+   * Settings) or through transformers.js, so it is there offline too. So
    * are the model files the app never reads by itself: a model folder that is not one of the app's bundled
    * models (planted-vlm, the L4 study model) and the `*_untapped.onnx` graphs (the forge's copies without
    * attention outputs, read by Node benches): 2.7 MB compressed a first visit would otherwise save unused.

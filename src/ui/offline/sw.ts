@@ -21,7 +21,13 @@ import {
   type PrecacheEntry,
   type PrecacheManifest,
 } from "./precache.ts";
-import { OFFLINE_CHANNEL, type BuildAnswer, type OfflineBroadcast, type OfflineRequest } from "./messages.ts";
+import {
+  OFFLINE_CHANNEL,
+  type BuildAnswer,
+  type KeepAnswer,
+  type OfflineBroadcast,
+  type OfflineRequest,
+} from "./messages.ts";
 
 declare const __EVALRX_PRECACHE__: PrecacheManifest;
 
@@ -160,7 +166,35 @@ sw.addEventListener("message", (event) => {
   if (request?.type === "skip-waiting") void sw.skipWaiting();
   else if (request?.type === "build")
     event.ports[0]?.postMessage({ version: manifest.version, appVersion: manifest.appVersion } satisfies BuildAnswer);
+  else if (request?.type === "keep" && Array.isArray(request.urls))
+    event.waitUntil(keep(request.urls).then((answer) => event.ports[0]?.postMessage(answer)));
 });
+
+/**
+ * Keeps the files of this build at `urls` that are not kept yet (the page asks for the lazy ones it uses:
+ * the WebGPU build once models run on WebGPU), each downloaded — from the HTTP cache when the page fetched it
+ * moments before — checked and kept as when first used through the worker. A URL this build does not have is
+ * refused; one that cannot be downloaded now (offline) is said and kept the next time it is asked for.
+ */
+async function keep(urls: readonly unknown[]): Promise<KeepAnswer> {
+  const kept: string[] = [];
+  const failed: { url: string; message: string }[] = [];
+  const cache = await caches.open(CACHE);
+  for (const url of urls.slice(0, 16)) {
+    const entry = typeof url === "string" ? byUrl.get(url) : undefined;
+    if (!entry) {
+      failed.push({ url: String(url), message: "not a file of this build" });
+      continue;
+    }
+    try {
+      if (!(await cache.match(entry.url))) await keepEntry(entry, cache);
+      kept.push(entry.url);
+    } catch (error) {
+      failed.push({ url: entry.url, message: String((error as Error)?.message ?? error) });
+    }
+  }
+  return { kept, failed };
+}
 
 /** The shell (index.html) of this build, with cross-origin isolation; the network when it is not kept. */
 async function shell(request: Request): Promise<Response> {
@@ -174,6 +208,23 @@ async function shell(request: Request): Promise<Response> {
 
 /** Lazy files being downloaded, by URL: requests that overlap share one download. */
 const keeping = new Map<string, Promise<Response>>();
+
+/** Downloads, checks and keeps `entry` (one download however many ask at once); the response kept. */
+function keepEntry(entry: PrecacheEntry, cache: Cache): Promise<Response> {
+  let pending = keeping.get(entry.url);
+  if (!pending) {
+    pending = download(entry).then(async (response) => {
+      await cache.put(entry.url, response.clone());
+      return response;
+    });
+    keeping.set(entry.url, pending);
+    void pending.then(
+      () => keeping.delete(entry.url),
+      () => keeping.delete(entry.url),
+    );
+  }
+  return pending;
+}
 
 /**
  * A built file from this build's cache; a lazy (or evicted) one is downloaded, checked and kept. The
@@ -190,19 +241,8 @@ async function precached(event: FetchEvent, entry: PrecacheEntry): Promise<Respo
     return new Response(null, { status: 200, statusText: "OK", headers });
   }
   if (kept) return kept;
-  let pending = keeping.get(entry.url);
-  if (!pending) {
-    pending = download(entry).then(async (response) => {
-      await cache.put(entry.url, response.clone());
-      return response;
-    });
-    keeping.set(entry.url, pending);
-    const settled = pending.then(
-      () => keeping.delete(entry.url),
-      () => keeping.delete(entry.url),
-    );
-    event.waitUntil(settled);
-  }
+  const pending = keepEntry(entry, cache);
+  event.waitUntil(pending.catch(() => undefined));
   try {
     return (await pending).clone();
   } catch (error) {

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { deflateRawSync } from "node:zlib";
-import type { Page } from "playwright-core";
+import type { Page, Request } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startBrowserHarness, type BrowserHarness } from "../../../node/browser-harness.ts";
 import { watchInert } from "./inert-watch.ts";
@@ -57,10 +57,25 @@ it("opens the link the CLI printed: the same report, the same verdicts, in well 
   expect(link.length).toBeLessThan(MAX_LINK_CHARS);
   await page.goto(harness.url);
   await page.getByTestId("model-badge").waitFor();
+  // A share view runs no model: opened as a page load, it starts no model worker and fetches no wasm runtime (the
+  // service worker, saving the offline copy after the visit above, may: its requests are not the page's).
+  await page.goto("about:blank"); // the home page's worker and its requests gone
+  const workers: string[] = [];
+  const wasm: string[] = [];
+  const onWorker = (w: { url(): string }) => void workers.push(w.url());
+  const onRequest = (r: Request) => void (r.url().endsWith(".wasm") && !r.serviceWorker() && wasm.push(r.url()));
+  page.on("worker", onWorker);
+  harness.context.on("request", onRequest);
   const started = Date.now();
   await page.goto(link);
   await page.getByTestId("shared-report-hypotheses").waitFor();
   const ms = Date.now() - started;
+  await page.waitForTimeout(500);
+  page.off("worker", onWorker);
+  harness.context.off("request", onRequest);
+  expect(workers.filter((url) => url.includes("model.worker"))).toEqual([]);
+  expect(wasm).toEqual([]);
+  expect(await page.getByTestId("engine-badge").textContent()).toBe("Engine: not started");
   expect(ms).toBeLessThan(5000); // a guard against a hang, not a timing claim (bench:app measures it)
   expect(await page.getByTestId("shared-verdict").allTextContents()).toEqual(report.hypotheses.map((h) => h.verdict));
   expect(await page.getByTestId("shared-report-question").textContent()).toBe(neutralizeBidi(report.question));
