@@ -40,7 +40,9 @@ describe("softwareAdapter", () => {
   });
   it("says why WebGPU was left out and how to have it anyway", () => {
     const problem = softwareAdapterProblem("google swiftshader");
-    expect(problem).toContain("software (google swiftshader, drawn on the CPU)");
+    expect(problem).toContain(
+      "software (google swiftshader, drawn on the CPU, where WebGPU runs slower than WASM as a rule)",
+    );
     expect(problem).toContain("WebGPU build was not downloaded");
     expect(problem).toContain("Measure again");
   });

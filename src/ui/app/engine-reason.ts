@@ -49,8 +49,8 @@ export function softwareAdapter(info: AdapterInfoLike | undefined): string | und
  * the check's reason, shown wherever the engine choice is) carry.
  *
  * @example softwareAdapterProblem("google swiftshader")
- * // "the WebGPU adapter is software (google swiftshader, drawn on the CPU) and slower than WASM, so it was not measured and ONNX Runtime's WebGPU build was not downloaded (Measure again measures it; WebGPU in Settings uses it)"
+ * // "the WebGPU adapter is software (google swiftshader, drawn on the CPU, where WebGPU runs slower than WASM as a rule), so it was not measured and ONNX Runtime's WebGPU build was not downloaded (Measure again measures it; WebGPU in Settings uses it)"
  */
 export function softwareAdapterProblem(name: string): string {
-  return `the WebGPU adapter is software (${name}, drawn on the CPU) and slower than WASM, so it was not measured and ONNX Runtime's WebGPU build was not downloaded (Measure again measures it; WebGPU in Settings uses it)`;
+  return `the WebGPU adapter is software (${name}, drawn on the CPU, where WebGPU runs slower than WASM as a rule), so it was not measured and ONNX Runtime's WebGPU build was not downloaded (Measure again measures it; WebGPU in Settings uses it)`;
 }

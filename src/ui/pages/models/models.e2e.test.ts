@@ -75,7 +75,7 @@ it("shows the engine check's choice with its numbers: WASM on SwiftShader, which
   // Headless Chromium's adapter is SwiftShader (a software fallback adapter): the startup check leaves it out, and
   // says so wherever the engine is shown.
   const software =
-    "the WebGPU adapter is software (google swiftshader, drawn on the CPU) and slower than WASM, so it was not measured and ONNX Runtime's WebGPU build was not downloaded";
+    "the WebGPU adapter is software (google swiftshader, drawn on the CPU, where WebGPU runs slower than WASM as a rule), so it was not measured and ONNX Runtime's WebGPU build was not downloaded";
   expect(await page.getByTestId("backend").textContent()).toMatch(/^Backend: WASM — WASM \([\d.]+ ms per forward\): /);
   expect(await page.getByTestId("backend").textContent()).toContain(software);
   expect(await page.getByTestId("engine-check-webgpu").textContent()).toContain(software);
