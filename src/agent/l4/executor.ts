@@ -139,13 +139,10 @@ export function headAdapterCandidate(o: HeadAdapterOptions): HeadAdapterCandidat
       ...(o.signal ? { signal: o.signal } : {}),
       ...(o.onCase ? { onCase: o.onCase } : {}),
     });
-    const curve: [number, number][] = [];
+    const { curve, onStep } = lossCurve(o.onStep);
     const fit = await trainHeadLora(pool, {
       ...t,
-      onStep: (s) => {
-        curve.push([s.step, Number(s.loss.toPrecision(5))]);
-        o.onStep?.(s);
-      },
+      onStep,
       ...(o.signal ? { signal: o.signal } : {}),
     });
     const { files: out, changed } = mergeHeadFiles(files, head, pool.projection, fit.adapter);
@@ -155,8 +152,7 @@ export function headAdapterCandidate(o: HeadAdapterOptions): HeadAdapterCandidat
       pool: {
         cases: o.cases.length,
         rows: pool.n,
-        source:
-          "the diagnosis-only pool: the exploration split (with the probe-search cases it holds); every sealed case refused",
+        source: POOL_SOURCE,
       },
       options: fit.options,
       initialLoss: fit.initialLoss,
@@ -179,6 +175,25 @@ export function headAdapterCandidate(o: HeadAdapterOptions): HeadAdapterCandidat
     },
     build,
   );
+}
+
+/** Where both methods' pools come from, as their training records say. */
+const POOL_SOURCE =
+  "the diagnosis-only pool: the exploration split (with the probe-search cases it holds); every sealed case refused";
+
+/** The (step, loss) curve a training record keeps, filled by the step callback that also passes each step on. */
+function lossCurve(onStep: ((step: TrainStep) => void) | undefined): {
+  curve: [number, number][];
+  onStep: (step: TrainStep) => void;
+} {
+  const curve: [number, number][] = [];
+  return {
+    curve,
+    onStep: (s) => {
+      curve.push([s.step, Number(s.loss.toPrecision(5))]);
+      onStep?.(s);
+    },
+  };
 }
 
 /** What a build made: the merged model, loaded, and its training record. */
@@ -253,7 +268,7 @@ function layerCandidate(o: HeadAdapterOptions): HeadAdapterCandidate {
       ...(o.signal ? { signal: o.signal } : {}),
       ...(o.onCase ? { onCase: o.onCase } : {}),
     });
-    const curve: [number, number][] = [];
+    const { curve, onStep } = lossCurve(o.onStep);
     // Early stopping on pool scenes held out of training: never a sealed case, and no scene on both sides.
     const split = heldOutClusters(
       o.cases.map((c) => String(c.cluster ?? c.id)),
@@ -266,10 +281,7 @@ function layerCandidate(o: HeadAdapterOptions): HeadAdapterCandidate {
       {
         ...t,
         validation: split.held.map((i) => pool.cases[i]!),
-        onStep: (s) => {
-          curve.push([s.step, Number(s.loss.toPrecision(5))]);
-          o.onStep?.(s);
-        },
+        onStep,
         ...(o.signal ? { signal: o.signal } : {}),
       },
     );
@@ -281,8 +293,7 @@ function layerCandidate(o: HeadAdapterOptions): HeadAdapterCandidate {
         cases: o.cases.length,
         rows: pool.rows,
         ...(fit.validation ? { heldOut: fit.validation.cases, keptStep: fit.keptStep } : {}),
-        source:
-          "the diagnosis-only pool: the exploration split (with the probe-search cases it holds); every sealed case refused",
+        source: POOL_SOURCE,
       },
       options: fit.options,
       initialLoss: fit.initialLoss,
