@@ -6,6 +6,13 @@
  *   shell size     gzip bytes the page loads before any worker starts
  *   100k-case run  the runs page and the case table, route change → rows on screen; long tasks while scrolling
  *   600-case eval  the longest main-thread task during an eval in the page (wall and CPU time); trials/s in the page vs the CLI's runEval (eval.bench.ts)
+ *
+ * `--only run100k` (or a comma list of shell, run100k, eval, investigate, report, delivery, share) runs those
+ * parts alone. The 100k-case scroll is traced: each main-thread task over 50 ms is printed with what it was
+ * made of (script, style, layout, paint, GC) and the functions with the most self time in it.
+ * `BENCH_BASELINE_APP_DIR` names another build of the app (e.g. built from the commit before a change): the
+ * same scroll then runs on it and on this build in turn (A B A B), on one origin and one database.
+ * `BENCH_TRACE_DIR` keeps the scrolls' traces there.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +23,8 @@ import { runView } from "../../evals/run-view.ts";
 import { summarize } from "../../evals/summary.ts";
 import { fingerprintHash, type Fingerprint } from "../../evals/fingerprint.ts";
 import { startBrowserHarness } from "../../node/browser-harness.ts";
+import { addBaseline } from "../pages/datasets/bench/bench-datasets.node.ts";
+import { kindsLine, startTaskKindRecording, stopTaskKindRecording, type TaskKindReport } from "./task-kinds.ts";
 import type { ItemRecord, RunExport, RunRecord } from "../../store/types.ts";
 
 const line = (label: string, value: string) => console.log(`${label.padEnd(44)} ${value}`);
@@ -142,44 +151,24 @@ async function routeTime(page: Page, hash: string, selector: string): Promise<nu
   );
 }
 
-const dir = mkdtempSync(join(tmpdir(), "evalrx-bench-app-"));
-const harness = await startBrowserHarness();
-try {
-  console.log("bench:app — the built app in Chromium (headless, this machine), with Node measured in the same run\n");
-  const shell = shellBytes(harness.outDir);
-  line(
-    "app shell, gzip (before any worker)",
-    `${(shell.bytes / 1024).toFixed(1)} KB (target ≤ 250 KB) in ${shell.files.length} files`,
-  );
-
-  const page = await harness.context.newPage();
-  await page.setViewportSize({ width: 1280, height: 900 });
-  await page.addInitScript(LONG_TASKS);
-  const errors: string[] = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-
-  // A 100k-case run, imported as a run file through the page.
-  const n = 100_000;
-  const file = join(dir, "bench-100k.json");
-  writeFileSync(file, JSON.stringify(syntheticRun(n)));
-  await page.goto(`${harness.url}#/runs`);
-  const importStart = Date.now();
-  await page.getByTestId("import-runs").setInputFiles(file);
-  await page.getByTestId("runs-message").waitFor({ timeout: 600_000 });
-  line("import a 100k-case run file in the page", ms(Date.now() - importStart));
-  await page.goto(`${harness.url}#/`);
-  await page.waitForTimeout(1500);
-  const listed = await routeTime(page, "#/runs", '[data-testid="runs-table"] a[href="#/runs/bench-100k"]');
-  line("100k-case run: #/ → runs list on screen", `${ms(listed)} (target ≤ 1000 ms)`);
-  const table = await routeTime(page, "#/runs/bench-100k", '[data-testid="case-table"] [role="row"] a[href]');
-  line("100k-case run: runs list → case table rows", `${ms(table)} (target ≤ 1000 ms)`);
+/**
+ * Scrolls the run's case table as a user dragging its scrollbar does (4000 px a frame, 120 frames, then 1 s
+ * to settle), under a trace that names what each long main-thread task was made of.
+ */
+async function scrollRunTable(
+  page: Page,
+  label: string,
+): Promise<{ observed: { max: number; count: number }; traced: TaskKindReport }> {
+  const browser = page.context().browser()!;
   await page.waitForTimeout(500);
   const scrollFrom = await page.evaluate(() => performance.now());
+  const recording = await startTaskKindRecording(browser, page);
   await page.evaluate(
     () =>
       new Promise<void>((done) => {
         const viewport = document.querySelector('[data-testid="case-table"]') as HTMLElement;
         let frames = 0;
+        performance.mark("bench-scroll-start");
         const step = () => {
           viewport.scrollTop += 4000;
           if (++frames < 120) requestAnimationFrame(step);
@@ -188,17 +177,118 @@ try {
         requestAnimationFrame(step);
       }),
   );
-  const scroll = await longestTask(page, scrollFrom);
-  line(
-    "100k-case run: scrolling 480k px of the case table",
-    `longest task ${ms(scroll.max)} (${scroll.count} over 50 ms; target none over 50 ms)`,
+  const keep = process.env["BENCH_TRACE_DIR"];
+  const traced = await stopTaskKindRecording(
+    browser,
+    recording,
+    "bench-scroll-start",
+    keep && join(keep, `${label}.json`),
   );
+  return { observed: await longestTask(page, scrollFrom), traced };
+}
 
-  await (await import("./eval.bench.ts")).benchEval(harness, line);
-  await (await import("./investigate.bench.ts")).benchInvestigate(harness, line);
-  await (await import("./report-render.bench.ts")).benchReportRender(harness, line);
-  await (await import("./delivery.bench.ts")).benchDelivery(harness, line);
-  await (await import("./share.bench.ts")).benchShare(harness, line);
+const load = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0]!;
+const PARTS = ["shell", "run100k", "eval", "investigate", "report", "delivery", "share"];
+const only = process.argv.includes("--only")
+  ? (process.argv[process.argv.indexOf("--only") + 1] ?? "").split(",")
+  : undefined;
+for (const name of only ?? [])
+  if (!PARTS.includes(name)) throw new Error(`--only: no part '${name}' (the parts: ${PARTS.join(", ")})`);
+const part = (name: string) => !only || only.includes(name);
+
+const dir = mkdtempSync(join(tmpdir(), "evalrx-bench-app-"));
+const harness = await startBrowserHarness();
+try {
+  console.log("bench:app — the built app in Chromium (headless, this machine), with Node measured in the same run\n");
+  if (part("shell")) {
+    const shell = shellBytes(harness.outDir);
+    line(
+      "app shell, gzip (before any worker)",
+      `${(shell.bytes / 1024).toFixed(1)} KB (target ≤ 250 KB) in ${shell.files.length} files`,
+    );
+  }
+
+  const page = await harness.context.newPage();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.addInitScript(LONG_TASKS);
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+
+  if (part("run100k")) {
+    const baselineDir = process.env["BENCH_BASELINE_APP_DIR"];
+    const baseline = baselineDir ? addBaseline(harness.outDir, baselineDir) : undefined;
+    // As bench:datasets does, first let the page settle: a first visit measures the inference engines (a
+    // forward in the model worker) and saves the app's offline copy, seconds of the cores a scroll would share.
+    await page.goto(`${harness.url}#/settings`);
+    await page.getByTestId("engine-check-device").waitFor({ timeout: 600_000 });
+    await page.evaluate(
+      `navigator.serviceWorker ? Promise.race([navigator.serviceWorker.ready, new Promise((r) => setTimeout(r, 300000))]) : undefined`,
+    );
+    // A 100k-case run, imported as a run file through the page.
+    const n = 100_000;
+    const file = join(dir, "bench-100k.json");
+    writeFileSync(file, JSON.stringify(syntheticRun(n)));
+    await page.goto(`${harness.url}#/runs`);
+    const importStart = Date.now();
+    await page.getByTestId("import-runs").setInputFiles(file);
+    await page.getByTestId("runs-message").waitFor({ timeout: 600_000 });
+    line("import a 100k-case run file in the page", ms(Date.now() - importStart));
+    await page.goto(`${harness.url}#/`);
+    await page.waitForTimeout(1500);
+    const listed = await routeTime(page, "#/runs", '[data-testid="runs-table"] a[href="#/runs/bench-100k"]');
+    line("100k-case run: #/ → runs list on screen", `${ms(listed)} (target ≤ 1000 ms)`);
+    const table = await routeTime(page, "#/runs/bench-100k", '[data-testid="case-table"] [role="row"] a[href]');
+    line("100k-case run: runs list → case table rows", `${ms(table)} (target ≤ 1000 ms)`);
+    const scroll = await scrollRunTable(page, "run100k-scroll");
+    line(
+      "100k-case run: scrolling 480k px of the case table",
+      `longest task ${ms(scroll.observed.max)} (${scroll.observed.count} over 50 ms; target none over 50 ms; load ${load()})`,
+    );
+    const t = scroll.traced;
+    line(
+      "  main thread meanwhile (trace)",
+      `${ms(t.mainCpuMs)} of CPU; longest task ${ms(t.longestWallMs)} wall (${t.overWall50} over 50 ms), ${ms(t.longestCpuMs)} CPU (${t.overCpu50} over 50 ms)`,
+    );
+    line("  all its tasks by kind, ms of wall time", kindsLine(t.kinds));
+    line(
+      "  the page's other threads, CPU (trace)",
+      t.others.map((o) => `${o.thread} ${ms(o.cpuMs)}`).join("; ") || "none over 20 ms",
+    );
+    line("  most self time (sampled)", t.functions.join("; ") || "no samples");
+    for (const task of t.long.slice(0, 6))
+      line(
+        `  a ${ms(task.wallMs)} task (${ms(task.cpuMs)} CPU) at ${(task.atMs / 1000).toFixed(1)} s`,
+        `${kindsLine(task.kinds)}; ${task.functions.join("; ") || "no samples"}`,
+      );
+    // The same scroll on a baseline build and on this one in turn, each page opened afresh on the table.
+    const cpu = { baseline: 0, "this build": 0 };
+    for (const round of baseline ? [0, 1] : [])
+      for (const [build, path] of [
+        ["baseline", baseline!],
+        ["this build", "/"],
+      ] as const) {
+        await page.goto(`${harness.url}${path}#/runs/bench-100k`);
+        await page.locator('[data-testid="case-table"] [role="row"] a[href]').first().waitFor({ timeout: 60_000 });
+        const pair = await scrollRunTable(page, `run100k-scroll-${build.replace(" ", "-")}-${round + 1}`);
+        cpu[build] += pair.traced.mainCpuMs;
+        line(
+          `  scroll on ${build}, round ${round + 1}`,
+          `main thread ${ms(pair.traced.mainCpuMs)} of CPU; longest task ${ms(pair.traced.longestWallMs)} wall (${pair.traced.overWall50} over 50 ms), ` +
+            `${ms(pair.traced.longestCpuMs)} CPU (${pair.traced.overCpu50} over 50 ms); ${kindsLine(pair.traced.kinds)} (load ${load()})`,
+        );
+      }
+    if (baseline)
+      line(
+        "  scroll, this build / baseline",
+        `main-thread CPU ${(cpu["this build"] / cpu.baseline).toFixed(2)}× (2 each, alternated)`,
+      );
+  }
+
+  if (part("eval")) await (await import("./eval.bench.ts")).benchEval(harness, line);
+  if (part("investigate")) await (await import("./investigate.bench.ts")).benchInvestigate(harness, line);
+  if (part("report")) await (await import("./report-render.bench.ts")).benchReportRender(harness, line);
+  if (part("delivery")) await (await import("./delivery.bench.ts")).benchDelivery(harness, line);
+  if (part("share")) await (await import("./share.bench.ts")).benchShare(harness, line);
   if (errors.length) console.log(`page errors: ${errors.join(" | ")}`);
   if (harness.foreignRequests.length)
     console.log(`requests that left the machine: ${harness.foreignRequests.join(", ")}`);

@@ -33,7 +33,8 @@ export interface CpuProfile {
   readonly timeDeltas: readonly number[];
 }
 
-interface TraceEvent {
+/** One trace event as Chromium writes it (times in µs). */
+export interface TraceEvent {
   readonly name?: string;
   readonly ph?: string;
   readonly pid?: number;
@@ -49,12 +50,19 @@ export interface LongTaskRecording {
   readonly session: CDPSession;
 }
 
-/** Starts the "toplevel" trace of every thread and the sampling profiler of `page`'s main thread (1 ms). */
-export async function startLongTaskRecording(browser: Browser, page: Page): Promise<LongTaskRecording> {
+/**
+ * Starts the trace of every thread (the "toplevel" category unless `categories` names more) and the sampling
+ * profiler of `page`'s main thread (1 ms).
+ */
+export async function startLongTaskRecording(
+  browser: Browser,
+  page: Page,
+  categories: readonly string[] = ["toplevel"],
+): Promise<LongTaskRecording> {
   const session = await page.context().newCDPSession(page);
   await session.send("Profiler.enable");
   await session.send("Profiler.setSamplingInterval", { interval: 1000 });
-  await browser.startTracing(page, { categories: ["toplevel"] });
+  await browser.startTracing(page, { categories: [...categories] });
   await session.send("Profiler.start");
   return { session };
 }
