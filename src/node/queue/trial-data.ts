@@ -50,7 +50,8 @@ export interface TrialBatchResult {
 /** What a worker writes as a job's progress: when it last moved, what it is doing, and how many trials it has done. */
 export interface TrialProgress {
   readonly at: number;
-  readonly stage: "loading" | "generating";
+  /** `waiting`: fetched and held while another item of the same worker runs the model. */
+  readonly stage: "loading" | "generating" | "waiting";
   readonly worker: string;
   readonly done?: number;
 }

@@ -21,7 +21,13 @@ import { workerName } from "./trials.ts";
 export interface TrialWorkerOptions {
   /** The `--models` folder (bundled models are always allowed). */
   readonly modelsRoot?: string;
-  /** Items this process runs at once (default 1: one model call uses one core). */
+  /**
+   * Work items this process holds at once (default 2). The model runs one
+   * item at a time (onnxruntime-node runs a session on the JS thread, with
+   * one intra-op thread: one core per worker process); the others are the
+   * next ones, fetched with their images while it runs, so the worker does not
+   * sit idle for a Redis round trip between items.
+   */
   readonly concurrency?: number;
   /**
    * How long an item's lock lasts without renewal (default 30 s): a worker
@@ -43,6 +49,8 @@ export interface TrialWorker {
 
 /** While a work item runs, its progress is written at most this often (each write is a Redis round trip). */
 const BEAT_MS = 250;
+/** Work items held at once by default: one runs, the next waits fetched, with its images read. */
+export const HELD_ITEMS = 2;
 /** Images a worker keeps by key, read last (a dataset's images recur across its splits and repeats). */
 const KEPT_IMAGES = 512;
 
@@ -106,14 +114,72 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
     });
   };
 
+  // The items this process holds, and the one whose trials run now (the model's turn passes from one to the next).
+  const held = new Set<Job<TrialData, TrialBatchResult>>();
+  let running: Job<TrialData, TrialBatchResult> | undefined;
+  let turn: Promise<void> = Promise.resolve();
+  let lastBeat = 0;
+  /**
+   * Writes every held item's progress: the running one's stage and trials
+   * done, the waiting ones' as waiting. A waiting item moves only when the
+   * running one does, so a wedged item silences them all and the watchdog
+   * takes every one back.
+   */
+  const beat = async (stage: TrialProgress["stage"], done: number) => {
+    lastBeat = Date.now();
+    await Promise.all(
+      [...held].map((job) =>
+        job.updateProgress(
+          job === running
+            ? { at: lastBeat, stage, worker: me, done }
+            : { at: lastBeat, stage: "waiting", worker: me, done: 0 },
+        ),
+      ),
+    );
+  };
+
+  /** The oldest of the held items' last signs of life: its start (BullMQ's processedOn) or this process's last beat. */
+  const lastSign = () => {
+    let oldest = Infinity;
+    for (const job of held) oldest = Math.min(oldest, Math.max(job.processedOn ?? Date.now(), lastBeat));
+    return oldest;
+  };
+
   const process_ = async (job: Job<TrialData, TrialBatchResult>): Promise<TrialBatchResult> => {
     const data = job.data;
     if (!Array.isArray(data.trials) || !Array.isArray(data.images) || data.images.some((k) => typeof k !== "string"))
       throw new Error(
         `work item ${job.id} holds no trials list with image keys; it was put there by an older companion`,
       );
-    const beat = (stage: TrialProgress["stage"], done: number) =>
-      job.updateProgress({ at: Date.now(), stage, worker: me, done });
+    held.add(job);
+    // Read while another item holds the model: this round trip then costs the worker no time.
+    let itemImages: NonNullable<ModelInput["image"]>[];
+    try {
+      itemImages = await imagesOf(job);
+    } catch (error) {
+      held.delete(job);
+      throw error;
+    }
+    const previous = turn;
+    let pass = () => undefined as void;
+    turn = new Promise<void>((resolve) => (pass = resolve));
+    await previous;
+    running = job;
+    try {
+      return await runItem(job, itemImages);
+    } finally {
+      running = undefined;
+      held.delete(job);
+      pass();
+    }
+  };
+
+  /** Runs one held item's trials: the model is this item's until it returns. */
+  const runItem = async (
+    job: Job<TrialData, TrialBatchResult>,
+    itemImages: readonly NonNullable<ModelInput["image"]>[],
+  ): Promise<TrialBatchResult> => {
+    const data = job.data;
     // A model not loaded yet may take a while: say so first, so the watchdog does not take the item back.
     const resolved = await resolveModel(data.model, options.modelsRoot);
     const cold = !models.has(resolved);
@@ -128,15 +194,12 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
     // The item's start (BullMQ's processedOn) counts as its first beat: a beat costs a Redis round trip, and an item
     // of a few trials ends before the next one is due. After a load the time since the loading beat is reset.
     if (cold) await beat("generating", 0);
-    let lastBeat = Date.now();
     if (hang) await new Promise<never>(() => undefined);
-    const itemImages = await imagesOf(job);
     const results: TrialResult[] = [];
     for (const [i, trial] of data.trials.entries()) {
-      if (Date.now() - lastBeat > BEAT_MS) {
-        lastBeat = Date.now();
-        await beat("generating", i);
-      }
+      // A beat is due when a held item's last sign of life (its start, or the last beat) is BEAT_MS old: a waiting
+      // item's start may be a whole item ago.
+      if (Date.now() - lastSign() > BEAT_MS) await beat("generating", i);
       if (faultAtGenerate) faultPoint("worker-generate");
       // kill -9 in the middle of the (n+1)-th trial: a seeded point of a kill test.
       if (killAfter !== undefined && ++started > Number(killAfter)) process.kill(process.pid, "SIGKILL");
@@ -157,21 +220,30 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
     return { results };
   };
 
-  const worker = new Worker<TrialData, TrialBatchResult>(TRIAL_QUEUE, process_, {
-    connection: connectionOptions(address),
-    concurrency: options.concurrency ?? 1,
-    lockDuration: lockMs,
-    // How often this worker looks for items whose lock is gone (a dead worker's, or one the watchdog took back).
-    stalledInterval: Math.max(200, Math.min(1000, Math.floor(lockMs / 2))),
-    // A killed worker's item is retried however often workers die under it; the store keeps it judged once.
-    maxStalledCount: 1_000_000,
-  });
-  worker.on("completed", (job) => {
-    answered++;
-    options.onItem?.(job);
-  });
-  worker.on("error", (error) => warn(`worker ${me}: ${error.message}`));
-  await worker.waitUntilReady();
+  let starting: Worker<TrialData, TrialBatchResult> | undefined;
+  try {
+    starting = new Worker<TrialData, TrialBatchResult>(TRIAL_QUEUE, process_, {
+      connection: connectionOptions(address),
+      concurrency: options.concurrency ?? HELD_ITEMS,
+      lockDuration: lockMs,
+      // How often this worker looks for items whose lock is gone (a dead worker's, or one the watchdog took back).
+      stalledInterval: Math.max(200, Math.min(1000, Math.floor(lockMs / 2))),
+      // A killed worker's item is retried however often workers die under it; the store keeps it judged once.
+      maxStalledCount: 1_000_000,
+    });
+    starting.on("completed", (job) => {
+      answered++;
+      options.onItem?.(job);
+    });
+    starting.on("error", (error) => warn(`worker ${me}: ${error.message}`));
+    await starting.waitUntilReady();
+  } catch (error) {
+    // A worker that cannot start leaves no connection behind to keep its process alive.
+    await starting?.close(true).catch(() => undefined);
+    images.disconnect();
+    throw error;
+  }
+  const worker = starting;
   return {
     answered: () => answered,
     trials: () => trialsRun,
