@@ -24,14 +24,19 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** The eval both sides run: 50 demo cases, 2 sampled repeats with a fixed seed. */
+/**
+ * The eval both sides run: 50 demo cases, 20 sampled repeats with a fixed seed. Twenty, so that the page's run
+ * lasts long enough to be cancelled part way: its progress counts stored trials, which arrive in batches of up
+ * to 256 behind the judging, so with 2 repeats (100 trials: one or two batches) the run often finished before
+ * the Cancel click landed; 1000 trials are at least four batches.
+ */
 const CONFIG = {
   name: "pope-e2e",
   dataset: join(ROOT, "public/demo/pope.jsonl"),
   select: { sample: 50 },
   model: "tiny-vlm",
   evaluators: ["yesNo"],
-  repeats: 2,
+  repeats: 20,
   cluster: true,
   generation: { temperature: 0.7, maxNewTokens: 3, seed: 1 },
 };
@@ -65,7 +70,7 @@ it("runs an eval in the page with progress, cancels it, resumes it after a reloa
   await expect.poll(() => page.getByTestId("evaluator-yesNo").isChecked(), { timeout: 30_000 }).toBe(true);
   expect(await page.getByTestId("evaluator-exact").isChecked()).toBe(false);
   await page.getByTestId("eval-sample").fill("50");
-  await page.getByTestId("eval-repeats").fill("2");
+  await page.getByTestId("eval-repeats").fill(String(CONFIG.repeats));
   await page.getByTestId("eval-temperature").fill("0.7");
   await page.getByLabel("Max new tokens").fill("3");
   await page.getByTestId("eval-seed").fill("1");
@@ -73,7 +78,7 @@ it("runs an eval in the page with progress, cancels it, resumes it after a reloa
   await page.getByText("are not independent: cluster the intervals").click();
   await expect
     .poll(() => page.getByTestId("eval-plan").textContent(), { timeout: 30_000 })
-    .toContain("50 cases × 2 repeats = 100 trials");
+    .toContain("50 cases × 20 repeats = 1,000 trials");
   await page.getByTestId("start-eval").click();
 
   // Progress, then Cancel part way.
@@ -91,12 +96,12 @@ it("runs an eval in the page with progress, cancels it, resumes it after a reloa
   await page.getByTestId("resume-run").click();
   await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: 180_000 }).toBe("finished");
   const summary = (await page.getByTestId("run-summary").textContent())?.replace(/\s+/g, " ");
-  expect(summary).toContain("50 cases × 2 repeats = 100 trials");
+  expect(summary).toContain("50 cases × 20 repeats = 1,000 trials");
 
   const pageRun = await exportFromPage(page, runId);
-  expect(pageRun.items).toHaveLength(100);
+  expect(pageRun.items).toHaveLength(1000);
   expect(pageRun.items[0]!.checks.map((c) => c.name)).toEqual(["yesNo"]);
-  expect(new Set(pageRun.items.map((i) => i.index)).size).toBe(100);
+  expect(new Set(pageRun.items.map((i) => i.index)).size).toBe(1000);
   expect(pageRun.events.map((e) => e.type)).toContain("eval.cancelled");
 
   // The CLI, same config and seed, on onnxruntime-node.
