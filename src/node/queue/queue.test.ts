@@ -14,6 +14,7 @@ import type { EvalJobBody } from "../companion/protocol.ts";
 import { parseRedisUrl, requireNoEviction } from "./redis.ts";
 import { startRedis, type ThrowawayRedis } from "./redis-harness.ts";
 import { openTrialQueue } from "./trials.ts";
+import { startTrialWorker } from "./worker.ts";
 import { TRIAL_QUEUE, type TrialData } from "./trial-data.ts";
 import { prng } from "../fault-harness.ts";
 
@@ -174,6 +175,37 @@ describe("a run split into work items on BullMQ", () => {
     } finally {
       done = true;
       for (const child of children) child.kill("SIGTERM");
+      await queue.close();
+    }
+  }, 120_000);
+
+  it("holds the next item while one runs: with 2 held, items start before the one before them ends; with 1, never", async () => {
+    const reference = await runCompanionEval(job("held-reference"), context());
+    const queue = await openTrialQueue(redis.url, { warn: () => undefined });
+    try {
+      for (const held of [2, 1]) {
+        // An item's start (processedOn) and end (finishedOn) as BullMQ recorded them, in the order they ended.
+        const spans: { start: number; end: number }[] = [];
+        const consumer = await startTrialWorker(redis.url, {
+          concurrency: held,
+          warn: () => undefined,
+          onItem: (item) => spans.push({ start: item.processedOn!, end: item.finishedOn! }),
+        });
+        try {
+          const run = await runCompanionEval(job(`held-${held}`), context(queue.trials));
+          expect(run.status).toBe("finished");
+          expect(verdicts(await store.items(`held-${held}`))).toEqual(verdicts(await store.items("held-reference")));
+        } finally {
+          await consumer.close();
+        }
+        expect(spans.length).toBeGreaterThan(1);
+        // Started while the item before it still ran: fetched ahead, its round trip hidden behind the model.
+        const ahead = spans.slice(1).filter((s, i) => s.start < spans[i]!.end).length;
+        if (held === 2) expect(ahead).toBeGreaterThan(0);
+        else expect(ahead).toBe(0);
+      }
+      expect(reference.status).toBe("finished");
+    } finally {
       await queue.close();
     }
   }, 120_000);

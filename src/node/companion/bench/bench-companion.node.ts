@@ -12,6 +12,11 @@
  *
  * Each eval is run once to warm it, then `--rounds` times (default 3): mean ± sd and min–max, and who used the CPU
  * (workers, this process, redis, the machine's other processes, from /proc). Prints the load average beside the numbers.
+ * A worker's start-up (Node, tsx, connecting) is outside the timed rounds, and its model load is in the warm-up run:
+ * a long-lived worker pays both once, and the issue's numbers are about its throughput.
+ *
+ * Flags: --rounds N (3), --kills N (20; 0 skips the sweep), --batch N (8 trials per work item). About 3 minutes on
+ * 2 idle cores with the defaults, ~1 of them the kill sweep.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -83,8 +88,10 @@ function context(trials?: EvalJobContext["trials"]): EvalJobContext {
   };
 }
 
-function worker(env: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, "worker", "--queue", redis.url, "--lock-seconds", "1"], {
+/** Starts an `evalrx worker` (holding `held` work items at once; absent: the worker's default) and waits until it takes trials. */
+function worker(env: Record<string, string> = {}, held?: number): Promise<ChildProcess> {
+  const heldArgs = held !== undefined ? ["--concurrency", String(held)] : [];
+  const child = spawn(process.execPath, [BIN, "worker", "--queue", redis.url, "--lock-seconds", "1", ...heldArgs], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -103,15 +110,15 @@ function worker(env: Record<string, string> = {}): Promise<ChildProcess> {
 }
 
 async function stopAll(): Promise<void> {
-  await Promise.all(
-    [...children].map(
-      (c) =>
-        new Promise((r) => {
-          c.once("exit", r);
-          c.kill("SIGTERM");
-        }),
-    ),
-  );
+  await Promise.all([...children].map(stop));
+}
+
+function stop(child: ChildProcess): Promise<unknown> {
+  return new Promise((r) => {
+    if (child.exitCode !== null || child.signalCode !== null) return r(undefined);
+    child.once("exit", r);
+    child.kill("SIGTERM");
+  });
 }
 
 /** A process's CPU seconds so far (user + system), from /proc. */
@@ -183,9 +190,9 @@ async function measure(
   const bytes = { in: (bytes1.in - bytes0.in) / ROUNDS, out: (bytes1.out - bytes0.out) / ROUNDS };
   const m: Measured = { mean, sd, min: Math.min(...walls), max: Math.max(...walls), cpu, items, bytes };
   console.log(
-    `${label.padEnd(36)} ${mean.toFixed(0)} ± ${sd.toFixed(0)} ms (${m.min.toFixed(0)}–${m.max.toFixed(0)}), ` +
+    `${label.padEnd(40)} ${mean.toFixed(0)} ± ${sd.toFixed(0)} ms (${m.min.toFixed(0)}–${m.max.toFixed(0)}), ` +
       `${((600 * 1000) / mean).toFixed(0)} trials/s; CPU s: workers ${cpu.workers.toFixed(2)}, this process ${cpu.coordinator.toFixed(2)}, ` +
-      `redis ${cpu.redis.toFixed(2)}, others ${cpu.others.toFixed(2)} cores${queue ? `; ${items} work items` : ""}; load ${load()}`,
+      `redis ${cpu.redis.toFixed(2)}, others ${cpu.others.toFixed(2)} cores${queue ? `; ${items.toFixed(0)} work items` : ""}; load ${load()}`,
   );
   return m;
 }
@@ -217,7 +224,16 @@ try {
   const queue: TrialQueue = await openTrialQueue(redis.url, { warn: () => undefined, batch: BATCH });
   const viaQueue = (q: TrialQueue) => () =>
     runCompanionEval(job(), { ...context(q.trials), trialsInFlight: q.inFlight });
+  console.log(
+    "threads: onnxruntime-node with 1 intra-op thread per session (ort-session.node.ts), in this process and in each " +
+      "worker; in process the trials run one at a time (runEval's default concurrency 1, as `evalrx eval` runs them); " +
+      "a worker holds 2 work items and runs the model for one at a time (one core per worker process)",
+  );
   const inProcess = await measure("in process", () => runCompanionEval(job(), context()));
+  // The same worker holding 1 item at a time (no fetch ahead): what holding the next item wins.
+  const single = await worker({}, 1);
+  const oneHeld = await measure(`queue, 1 worker holding 1 item, ${BATCH}/item`, viaQueue(queue), [single], queue);
+  await stop(single);
   const first = await worker();
   const one1 = await measure("queue, 1 worker, 1 trial per item", viaQueue(queue1), [first], queue1);
   const one = await measure(`queue, 1 worker, ${BATCH} trials per item`, viaQueue(queue), [first], queue);
@@ -229,6 +245,7 @@ try {
   const ratio = (a: Measured, b: Measured) => `${(a.mean / b.mean).toFixed(2)}× (${spreadRatio(a, b)})`;
   console.log(`throughput 2 workers / 1 worker, ${BATCH} per item: ${ratio(one, two)} (target ≥ 1.7×)`);
   console.log(`throughput 2 workers / 1 worker, 1 per item: ${ratio(one1, two1)}`);
+  console.log(`throughput 1 worker holding 2 items / holding 1, ${BATCH} per item: ${ratio(oneHeld, one)}`);
   // The issue's number is per work item: (wall through the queue − wall in process) / items, and the same per trial.
   // The range comes from the rounds' extremes (slowest queue round vs fastest in-process one, and back).
   const overhead = (m: Measured, per: number) =>
@@ -237,12 +254,13 @@ try {
   // processes on the machine disturb less than the wall time.
   const cpuOverhead = (m: Measured, per: number) =>
     (((m.cpu.workers + m.cpu.coordinator + m.cpu.redis - inProcess.cpu.coordinator) * 1000) / per).toFixed(2);
-  for (const [m, size] of [
-    [one, BATCH],
-    [one1, 1],
+  for (const [m, size, what] of [
+    [one, BATCH, "1 worker"],
+    [oneHeld, BATCH, "1 worker holding 1 item"],
+    [one1, 1, "1 worker"],
   ] as const) {
     console.log(
-      `queue overhead per work item, ${size} trial(s) per item, ${m.items} items (1 worker vs in process): wall ${overhead(m, m.items)} ` +
+      `queue overhead per work item, ${size} trial(s) per item, ${m.items.toFixed(0)} items (${what} vs in process): wall ${overhead(m, m.items)} ` +
         `(target ≤ 2 ms), CPU ${cpuOverhead(m, m.items)} ms; per trial: wall ${overhead(m, trials)}, CPU ${cpuOverhead(m, trials)} ms; ` +
         `Redis read ${(m.bytes.in / m.items).toFixed(0)} B, wrote ${(m.bytes.out / m.items).toFixed(0)} B per item`,
     );
