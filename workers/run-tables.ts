@@ -60,6 +60,8 @@ interface Loaded {
   readonly items: readonly ItemRecord[];
   readonly view: RunView;
   readonly rows: CaseRow[];
+  /** The rows' verdict counts, counted once per read (every page asked of the table repeats them). */
+  readonly counts: Readonly<Record<CaseVerdict, number>>;
   readonly judged: number;
   readonly status: string;
   readonly summary: Omit<EvalSummary, "fingerprint"> | undefined;
@@ -126,6 +128,7 @@ async function readRun(db: string, runId: string): Promise<Loaded> {
     items: kept,
     view,
     rows,
+    counts: verdictCounts(rows),
     judged,
     status: run.status,
     summary,
@@ -190,7 +193,7 @@ export async function caseTable(
   return {
     total: entry.rows.length,
     matched: matched.length,
-    counts: verdictCounts(entry.rows),
+    counts: entry.counts,
     metrics: entry.view.metrics,
     offset,
     rows: matched.slice(offset, offset + limit),

@@ -3,6 +3,7 @@ import type { CaseQuery, CaseRow } from "../../../evals/case-rows.ts";
 import type { RunHead } from "../../../store/heads.ts";
 import type { AppServices } from "../../app/context.ts";
 import { errorText } from "../../app/errors.ts";
+import { sameFacts } from "./table-facts.ts";
 
 /** Rows per page asked of the worker. */
 const PAGE = 200;
@@ -100,7 +101,9 @@ export class RunDetailState {
         { quick },
       );
       if (generation !== this.#generation) return false; // a newer query or refresh superseded this one
-      this.table = result;
+      // A page scrolled to brings the same facts again: keeping the table object spares the summary, its
+      // figure and the filter counts a repaint on every page of a fast scroll.
+      if (reset || !sameFacts(this.table, result)) this.table = result;
       const pages = new Map(reset ? [] : this.pages);
       pages.set(page, result.rows);
       this.pages = pages;
