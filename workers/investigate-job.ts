@@ -24,6 +24,8 @@ import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
 import type { EventRecord, Store, StoredCase } from "../src/store/types.ts";
 import { checkL4Settings, type L4TrainSettings, type PageL4Factory } from "./l4-job.ts";
+import type { ModelHelper } from "./model-helper.ts";
+import { modelPool } from "./model-pool.ts";
 import type { ModelStatus } from "./model.worker.ts";
 
 /** What an investigation asks, as the page's form fills it (the CLI's options, with a stored dataset). */
@@ -513,6 +515,11 @@ export async function runInvestigationJob(
   judgeModel?: (key: string) => Promise<Model>,
   /** L4 in the page (`plan.maxTier` "L4"): the head-adapter executor for the loaded model. */
   l4?: PageL4Factory,
+  /**
+   * Starts a second copy of `model` in a helper worker (see `workers/model-pool.ts`): M1's and M5's cases then
+   * run on two cores, stored in the same order with the same answers. Absent: every call runs on `model`.
+   */
+  startCopy?: StartCopy,
 ): Promise<InvestigateJobResult> {
   const store = await IdbStore.open(request.db);
   try {
@@ -571,6 +578,7 @@ export async function runInvestigationJob(
         progressEveryMs,
         ...(judgeModel ? { judgeModel } : {}),
         ...(l4 ? { l4 } : {}),
+        ...(startCopy ? { startCopy } : {}),
       });
     } catch (error) {
       if (!started) throw error;
@@ -637,6 +645,46 @@ interface LoopContext {
   readonly progressEveryMs: number;
   readonly judgeModel?: (key: string) => Promise<Model>;
   readonly l4?: PageL4Factory;
+  readonly startCopy?: StartCopy;
+}
+
+/** Starts a copy of the investigated model in another worker; `onDeath` is told if that worker fails. */
+export type StartCopy = (onDeath: (reason: string) => void) => Promise<ModelHelper>;
+
+/**
+ * Model calls an investigation keeps in flight per copy of the model: three, so a helper that finishes a call
+ * finds the next ones already sent while the model worker is inside its own inference (`inOrder`, `runEval`'s
+ * concurrency).
+ */
+export const CALLS_PER_COPY = 3;
+
+/**
+ * The model an investigation runs on: the worker's own copy, with a helper worker's copy beside it, and how many
+ * calls to keep in flight. The helper is loaded before the first call, so that each input meets one copy from M1
+ * on (a copy joining later would find the inputs tied to it cold in its memory). A helper that fails to start or
+ * dies leaves the worker's own copy answering alone: the run goes on, only slower.
+ */
+async function pooled(
+  model: Model,
+  startCopy: StartCopy | undefined,
+): Promise<{ model: Model; concurrency: number; close: () => Promise<void> }> {
+  const alone = { model, concurrency: 1, close: async () => {} };
+  if (!startCopy) return alone;
+  const pool = modelPool(model);
+  let copy: Model | undefined;
+  let helper: ModelHelper;
+  try {
+    helper = await startCopy((reason) => {
+      console.warn(`investigation: the helper model worker stopped (${reason}); the model worker answers alone`);
+      // Taken out at once, before the helper's waiting calls fail: the pool answers them on the worker's own copy.
+      if (copy) pool.remove(copy);
+    });
+  } catch (error) {
+    console.warn(`investigation: no helper model worker (${String(error)}); the model worker answers alone`);
+    return alone;
+  }
+  pool.add((copy = helper.model));
+  return { model: pool.model, concurrency: 2 * CALLS_PER_COPY, close: () => helper.close() };
 }
 
 async function loop(context: LoopContext): Promise<InvestigateJobResult> {
@@ -693,6 +741,7 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
         },
       })
     : undefined;
+  const copies = await pooled(model, context.startCopy);
   const result = await run({
     ...(judges
       ? {
@@ -708,7 +757,8 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
     ...(plan.searchProbes ? { searchProbes: plan.searchProbes } : {}),
     ...(l4 && "executor" in l4 ? { l4: l4.executor } : {}),
     store: watched,
-    model,
+    model: copies.model,
+    ...(copies.concurrency > 1 ? { concurrency: copies.concurrency } : {}),
     dataset: { id: plan.dataset, cases: data.cases, source: data.source, fingerprint: data.fingerprint },
     evaluators: labelEvaluators(data.cases),
     images: data.images,
@@ -735,7 +785,12 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
       send();
     },
   }).finally(() =>
-    Promise.all([lessonDb.close(), judges?.dispose(), l4 && "dispose" in l4 ? l4.dispose() : undefined]),
+    Promise.all([
+      lessonDb.close(),
+      judges?.dispose(),
+      l4 && "dispose" in l4 ? l4.dispose() : undefined,
+      copies.close(),
+    ]),
   );
   await settled();
   if (!finished) throw new Error("the loop ended without run.finished");

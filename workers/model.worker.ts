@@ -39,10 +39,12 @@ import {
   type InvestigateJobRequest,
   type InvestigateJobResult,
   type InvestigationUpdate,
+  type StartCopy,
 } from "./investigate-job.ts";
 import { measureEngines } from "./engine-check.ts";
 import { BackgroundGate } from "./background-gate.ts";
 import { pageL4, type PageL4Factory } from "./l4-job.ts";
+import { startModelHelper } from "./model-helper.ts";
 import { inspectModel, planModel, type ModelInspection } from "../src/models/inspect.ts";
 import type { AttentionStatus } from "../src/models/attention-status.ts";
 import { getSpec, inferSpec, isImageModel } from "../src/models/specs/index.ts";
@@ -138,6 +140,13 @@ let blackBox: TransformersModel | undefined;
 let modelStatus: ModelStatus | undefined;
 /** L4 for the loaded ort model: its folder read again (uncounted) when an investigation trains the head adapter. */
 let modelL4: PageL4Factory | undefined;
+/**
+ * A second copy of the loaded ort model for investigations, in a helper worker: WASM runs a session on one thread,
+ * so a second worker puts a second core to work on the cases (a model on WebGPU, or over `COPY_MAX_BYTES`, gets none).
+ */
+let modelCopy: StartCopy | undefined;
+/** The largest model (its files' bytes) an investigation loads a second time for a helper worker: memory is doubled. */
+const COPY_MAX_BYTES = 256 * 1024 * 1024;
 let current: AbortController | undefined;
 /** Eval jobs and investigations running in this worker, by run id. */
 const jobs = new Map<string, AbortController>();
@@ -602,9 +611,13 @@ const api = {
     // The page's progress callback runs over its own channel: let the last report arrive before the result.
     await Promise.resolve(lastProgress).catch(() => undefined);
     model = loaded;
-    modelL4 = pageL4(loaded, sourceFiles(source, newReadLog(), hub).files, [
-      ...new Set([...log.read, ...loaded.spec.files]),
-    ]);
+    const again = sourceFiles(source, newReadLog(), hub).files;
+    modelL4 = pageL4(loaded, again, [...new Set([...log.read, ...loaded.spec.files])]);
+    const bytes = Object.values(log.sizes).reduce((a, b) => a + b, 0);
+    modelCopy =
+      choice.device === "wasm" && (navigator.hardwareConcurrency || 1) >= 2 && bytes <= COPY_MAX_BYTES
+        ? (onDeath) => startModelHelper({ files: again, spec: loaded.spec, key, source: where }, onDeath)
+        : undefined;
     modelStatus = {
       key,
       spec: loaded.spec,
@@ -759,6 +772,7 @@ const api = {
         100,
         judgeModel,
         model === loaded ? modelL4 : undefined,
+        model === loaded ? modelCopy : undefined,
       );
       await Promise.resolve(lastUpdate).catch(() => undefined);
       return result;
@@ -822,6 +836,7 @@ const api = {
     const b = blackBox;
     model = undefined;
     modelL4 = undefined;
+    modelCopy = undefined;
     blackBox = undefined;
     modelStatus = undefined;
     await Promise.all([m?.dispose(), b?.dispose()]);

@@ -80,6 +80,11 @@ export interface InvestigateOptions {
   readonly onProbeCase?: (done: number, total: number) => void;
   readonly onLabelCase?: (done: number, total: number) => void;
   readonly maxNewTokens?: number;
+  /**
+   * Model calls M1 and M5 keep in flight (default 1, as the CLI runs): more only pays when `model` runs calls side
+   * by side (the page's pool of model workers). Results are stored in case order either way.
+   */
+  readonly concurrency?: number;
   /** Failure modes on the exploration split, fed to M3 (default on); false skips them. */
   readonly modes?: boolean | FailureModeOptions;
   /**
@@ -285,6 +290,7 @@ async function investigateLocked(
         protocol: o.protocol,
         runId: o.runId,
         ...(o.maxNewTokens ? { maxNewTokens: o.maxNewTokens } : {}),
+        ...(o.concurrency ? { concurrency: o.concurrency } : {}),
         ...(o.signal ? { signal: o.signal } : {}),
         ...(o.onProbeCase ? { onCase: o.onProbeCase } : {}),
         ...(o.onLabelCase ? { onLabel: o.onLabelCase } : {}),
@@ -335,6 +341,7 @@ async function investigateLocked(
         images,
         runId: o.runId,
         ...(o.maxNewTokens ? { maxNewTokens: o.maxNewTokens } : {}),
+        ...(o.concurrency ? { concurrency: o.concurrency } : {}),
         ...(o.signal ? { signal: o.signal } : {}),
       };
       // Mechanism test: write the internal the best attention hypothesis names, in the direction that should reduce failures.

@@ -10,6 +10,7 @@ import type { FailureCase, ImagePixels, Model, ModelInput, Reduction, Trace } fr
 import { runEval, type Evaluator } from "../evals/index.ts";
 import type { ItemRecord, Store } from "../store/index.ts";
 import type { EventLog } from "./events.ts";
+import { inOrder } from "./in-order.ts";
 import type { Judge } from "./judge.ts";
 import { protocolTags, type ExperimentProtocol } from "./protocol.ts";
 
@@ -55,6 +56,8 @@ export interface ProbeOptions {
   readonly protocol: ExperimentProtocol;
   readonly runId: string;
   readonly maxNewTokens?: number;
+  /** Model calls kept in flight (default 1): more only pays when the model runs calls side by side (several workers). */
+  readonly concurrency?: number;
   readonly signal?: AbortSignal;
   /** Called after each case is probed (progress; tests kill the process here). */
   readonly onCase?: (done: number, total: number) => void;
@@ -88,6 +91,7 @@ async function openOrResumeEval(o: ProbeOptions, runId: string): Promise<{ items
     images: o.images,
     cluster: o.dataset.cases.some((c) => c.cluster !== undefined),
     generation: { maxNewTokens: o.maxNewTokens ?? 24 },
+    ...(o.concurrency ? { concurrency: o.concurrency } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.onLabel ? { onProgress: (p: { done: number; total: number }) => o.onLabel!(p.done, p.total) } : {}),
   });
@@ -144,62 +148,73 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
   const wantsTrace = reductions.length > 0;
   const imageCache = new Map<string, Promise<Uint8Array | ImagePixels>>();
   let done = stored.size;
-  for (const [index, c] of cases.entries()) {
-    if (stored.has(c.id)) continue;
-    if (o.signal?.aborted) throw new Error("cancelled during M1 probing");
-    const label = byCase.get(c.id);
-    if (!label) throw new Error(`M1: case '${c.id}' has no label in run '${labelRun}'`);
-    let image: Uint8Array | ImagePixels | undefined;
-    if (c.input.image !== undefined) {
-      let p = imageCache.get(c.input.image);
-      if (!p) imageCache.set(c.input.image, (p = o.images(c.input.image, c)));
-      image = await p;
-    }
-    const input: ModelInput = { prompt: c.input.prompt, ...(image ? { image } : {}) };
-    const usable = image
-      ? reductions
-      : reductions.filter((r) => !["imageAttentionShare", "imageAttentionMap", "rollout"].includes(r));
-    let trace: Trace | undefined;
-    if (wantsTrace) trace = await o.model.forward(input, { answer: label.output || undefined, reductions: usable });
-    const base: ProbeItem = { case: c, output: label.output, passed: label.passed, ...(trace ? { trace } : {}) };
-    const extra: Record<string, unknown> = {};
-    for (const a of runnable)
-      if (a.probe)
-        Object.assign(
-          extra,
-          await a.probe(base, { input, generate: (x) => o.model.generate(x, { maxNewTokens: o.maxNewTokens ?? 24 }) }),
-        );
-    const item: ProbeItem = { ...base, extra };
-    const signals: Record<string, number> = {};
-    for (const a of runnable) if (a.signals) Object.assign(signals, a.signals(item));
-    const rollout = trace?.reductions.rollout ? Array.from(trace.reductions.rollout.data) : undefined;
-    const kept = trace ? packTrace(trace) : undefined;
-    const record: ItemRecord = {
-      runId: probeRun,
-      caseId: c.id,
-      repeat: 0,
-      index,
-      output: label.output,
-      passed: label.passed,
-      checks: [
-        {
-          name: "probe",
-          passed: true,
-          detail: { extra, ...(rollout ? { rollout } : {}), ...(kept ? { trace: kept } : {}) },
-        },
-      ],
-      latencyMs: 0,
-      signals,
-    };
-    await o.store.appendItems(probeRun, [record], {
-      done: done + 1,
-      total: cases.length,
-      updatedAt: new Date().toISOString(),
-    });
-    stored.set(c.id, record);
-    done++;
-    o.onCase?.(done, cases.length);
-  }
+  const todo = [...cases.entries()].filter(([, c]) => !stored.has(c.id));
+  // Several cases' model calls may be in flight (`concurrency`); their records are stored one by one in case order.
+  await inOrder(
+    todo,
+    o.concurrency ?? 1,
+    async ([index, c]) => {
+      if (o.signal?.aborted) throw new Error("cancelled during M1 probing");
+      const label = byCase.get(c.id);
+      if (!label) throw new Error(`M1: case '${c.id}' has no label in run '${labelRun}'`);
+      let image: Uint8Array | ImagePixels | undefined;
+      if (c.input.image !== undefined) {
+        let p = imageCache.get(c.input.image);
+        if (!p) imageCache.set(c.input.image, (p = o.images(c.input.image, c)));
+        image = await p;
+      }
+      const input: ModelInput = { prompt: c.input.prompt, ...(image ? { image } : {}) };
+      const usable = image
+        ? reductions
+        : reductions.filter((r) => !["imageAttentionShare", "imageAttentionMap", "rollout"].includes(r));
+      let trace: Trace | undefined;
+      if (wantsTrace) trace = await o.model.forward(input, { answer: label.output || undefined, reductions: usable });
+      const base: ProbeItem = { case: c, output: label.output, passed: label.passed, ...(trace ? { trace } : {}) };
+      const extra: Record<string, unknown> = {};
+      for (const a of runnable)
+        if (a.probe)
+          Object.assign(
+            extra,
+            await a.probe(base, {
+              input,
+              generate: (x) => o.model.generate(x, { maxNewTokens: o.maxNewTokens ?? 24 }),
+            }),
+          );
+      const item: ProbeItem = { ...base, extra };
+      const signals: Record<string, number> = {};
+      for (const a of runnable) if (a.signals) Object.assign(signals, a.signals(item));
+      const rollout = trace?.reductions.rollout ? Array.from(trace.reductions.rollout.data) : undefined;
+      const kept = trace ? packTrace(trace) : undefined;
+      const record: ItemRecord = {
+        runId: probeRun,
+        caseId: c.id,
+        repeat: 0,
+        index,
+        output: label.output,
+        passed: label.passed,
+        checks: [
+          {
+            name: "probe",
+            passed: true,
+            detail: { extra, ...(rollout ? { rollout } : {}), ...(kept ? { trace: kept } : {}) },
+          },
+        ],
+        latencyMs: 0,
+        signals,
+      };
+      return record;
+    },
+    async (record, [, c]) => {
+      await o.store.appendItems(probeRun, [record], {
+        done: done + 1,
+        total: cases.length,
+        updatedAt: new Date().toISOString(),
+      });
+      stored.set(c.id, record);
+      done++;
+      o.onCase?.(done, cases.length);
+    },
+  );
   await o.store.updateRun(probeRun, { status: "finished", finishedAt: new Date().toISOString() });
 
   // 3. Run-level analyses over every case, from the stored records.

@@ -20,6 +20,7 @@ import type { Store } from "../store/index.ts";
 import { cellCentre, zoom } from "./crop.ts";
 import { thresholdE } from "./evalue.ts";
 import type { EventLog } from "./events.ts";
+import { inOrder } from "./in-order.ts";
 import { l4Recipe, type RecipeDiagnosis } from "./l4/recipe.ts";
 
 /** The repair ladder's tiers, lowest first: L1 prompt, L2 scaffolds, L3a internals read, L3b internals written, L4 fine-tune recipe. */
@@ -422,6 +423,8 @@ export interface RepairContext {
   readonly images: (ref: string, row: FailureCase) => Promise<Uint8Array | ImagePixels>;
   readonly runId: string;
   readonly maxNewTokens?: number;
+  /** Model calls kept in flight (default 1): more only pays when the model runs calls side by side (several workers). */
+  readonly concurrency?: number;
   readonly signal?: AbortSignal;
 }
 
@@ -458,6 +461,7 @@ export async function runCandidate(
       images: ctx.images,
       cluster: cases.some((c) => c.cluster !== undefined),
       generation: { maxNewTokens: ctx.maxNewTokens ?? 24 },
+      ...(ctx.concurrency ? { concurrency: ctx.concurrency } : {}),
       modelIdentity: { key: `${ctx.model.spec.key}+${candidate.signature}` },
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
@@ -656,11 +660,16 @@ export async function climb(
   const marginsFor = async () => {
     if (margins) return margins;
     const out: number[] = [];
-    for (const c of cases) {
-      if (ctx.signal?.aborted) throw new Error("cancelled during M5");
-      const image = c.input.image !== undefined ? await ctx.images(c.input.image, c) : undefined;
-      out.push(await yesNoMargin(ctx.model, { prompt: c.input.prompt, ...(image ? { image } : {}) }));
-    }
+    await inOrder(
+      cases,
+      ctx.concurrency ?? 1,
+      async (c) => {
+        if (ctx.signal?.aborted) throw new Error("cancelled during M5");
+        const image = c.input.image !== undefined ? await ctx.images(c.input.image, c) : undefined;
+        return yesNoMargin(ctx.model, { prompt: c.input.prompt, ...(image ? { image } : {}) });
+      },
+      (margin) => void out.push(margin),
+    );
     return (margins = out);
   };
   let fixedBy: string | null = null;

@@ -101,6 +101,7 @@ async function run(
     images: o.images,
     runId: o.runId,
     ...(o.maxNewTokens ? { maxNewTokens: o.maxNewTokens } : {}),
+    ...(o.concurrency ? { concurrency: o.concurrency } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
   };
   /** M5's cases: the sealed split M4 opened (no separate repair split in the agentic loop, as the report says). */
@@ -143,6 +144,7 @@ async function run(
             protocol: o.protocol,
             runId: o.runId,
             ...(o.maxNewTokens ? { maxNewTokens: o.maxNewTokens } : {}),
+            ...(o.concurrency ? { concurrency: o.concurrency } : {}),
             ...(o.signal ? { signal: o.signal } : {}),
             ...(o.onProbeCase ? { onCase: o.onProbeCase } : {}),
             ...(o.onLabelCase ? { onLabel: o.onLabelCase } : {}),

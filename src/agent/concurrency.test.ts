@@ -1,0 +1,72 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { FailureCase } from "../core/index.ts";
+import { importDataset } from "../datasets/index.ts";
+import { yesNo } from "../evals/index.ts";
+import { loadModel, REPO_ROOT } from "../models/load.node.ts";
+import type { OrtModel } from "../models/ort-model.ts";
+import { FileStore } from "../store/files.node.ts";
+import type { RunEvent } from "./events.ts";
+import { investigate } from "./investigate.ts";
+
+/**
+ * The page keeps several model calls in flight (`concurrency`, over its model workers); the CLI one. Both must
+ * store the same items in the same order and reach the same outcome: run here on one model through
+ * onnxruntime-node, where calls in flight interleave on one thread, so any order the loop depends on shows.
+ */
+const image = (ref: string) => new Uint8Array(readFileSync(join(REPO_ROOT, "public/demo", ref)));
+let cases: FailureCase[] = [];
+let model: OrtModel;
+beforeAll(async () => {
+  const imported = await importDataset(new Uint8Array(readFileSync(join(REPO_ROOT, "public/demo/pope.jsonl"))), {
+    name: "pope.jsonl",
+  });
+  // 15 whole scenes (a scene's six questions stay together as its cluster).
+  cases = imported.cases.filter((c) => Number(/(\d+)$/.exec(String(c.cluster))![1]) <= 15);
+  model = await loadModel("tiny-vlm", { memo: true });
+});
+afterAll(() => model?.dispose());
+
+/** What a run decided and stored, without its clock: every event's type and payload (times dropped). */
+async function runWith(concurrency: number) {
+  const store = await FileStore.open(mkdtempSync(join(tmpdir(), `evalrx-concurrency-${concurrency}-`)));
+  const events: RunEvent[] = [];
+  await investigate({
+    store,
+    model,
+    dataset: { id: "pope", cases, source: "pope.jsonl", fingerprint: "concurrency-test" },
+    evaluators: [yesNo()],
+    images: async (ref) => image(ref),
+    protocol: { question: "What predicts the hallucinations?" },
+    runId: "inv",
+    seed: 1,
+    maxTier: "L2",
+    ...(concurrency > 1 ? { concurrency } : {}),
+    sink: (e) => void events.push(e),
+  });
+  const clockless = (value: unknown): unknown =>
+    JSON.parse(
+      JSON.stringify(value, (k, v: unknown) => (["ts", "ms", "seconds", "timings"].includes(k) ? undefined : v)),
+    );
+  const runs = (await store.listRuns()).map((r) => r.id).sort();
+  const items: Record<string, unknown> = {};
+  for (const id of runs)
+    items[id] = (await store.items(id))
+      .sort((a, b) => a.index - b.index)
+      .map((i) => [i.caseId, i.output, i.passed, i.signals ?? null]);
+  const probeOrder = (await store.items("inv-m1-probe")).map((i) => i.caseId);
+  return { events: events.map((e) => [e.type, clockless(e.payload)]), runs, items, probeOrder };
+}
+
+it("keeps the same items, order and outcome with several model calls in flight as with one", async () => {
+  const one = await runWith(1);
+  const four = await runWith(4);
+  expect(four.runs).toEqual(one.runs);
+  expect(one.runs.filter((r) => r.startsWith("inv-m5-")).length).toBeGreaterThan(2);
+  expect(four.items).toEqual(one.items);
+  // M1's probe records are stored in case order either way (what a resume reads back).
+  expect(four.probeOrder).toEqual(cases.map((c) => c.id));
+  expect(four.events).toEqual(one.events);
+}, 240_000);

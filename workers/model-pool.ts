@@ -1,0 +1,158 @@
+/**
+ * Which copy of the model answers a call, when an investigation's model runs
+ * in more than one worker? ONNX Runtime Web runs a small model's session on
+ * one thread, so the page uses a second core by loading the model again in a
+ * helper worker and spreading independent calls over both.
+ *
+ * A call goes to the copy its input (image and prompt) is tied to, always the
+ * same one: each copy answers a run it already did from memory
+ * (`memoSessions`), and an investigation asks for the same input many times
+ * over (M1 labels a case, then M5's scaffolds ask it again unmodified; a
+ * rewording M1 tried comes back as an L1 candidate), so the same input must
+ * meet the same copy. Inputs are many and their keys random, so the calls in
+ * flight spread over the copies about evenly. Every copy is the same model on
+ * the same runtime, so an answer does not depend on the copy.
+ *
+ * Each copy answers one call at a time, in the order given: the local copy's
+ * calls are queued here, a helper's in its own worker — so a helper goes from
+ * one call to the next without waiting for this thread, whose own inference
+ * runs in long stretches that let no message in. Before each local call this
+ * thread lets waiting messages in (a helper's answers; then its next calls go out).
+ */
+import type { CaptureOptions, GenerateOptions, ImagePixels, Model, ModelInput, Trace } from "../src/core/model.ts";
+
+/** A model whose calls are spread over copies, and the copies it has. */
+export interface ModelPool {
+  /** The model callers use: its calls go to the copies. */
+  readonly model: Model;
+  /** Adds a copy of the model (a helper worker's): later calls may go to it. */
+  add(copy: Model): void;
+  /** Takes a copy out (its worker died): its calls, waiting or later, are answered by the others. */
+  remove(copy: Model): void;
+  /** Calls answered per copy so far, the local model's first. */
+  readonly answered: () => readonly number[];
+}
+
+/** Thrown for a call given to a copy that was taken out; the pool answers it elsewhere. */
+class CopyGone extends Error {
+  override readonly name = "CopyGone";
+}
+
+interface Lane {
+  readonly copy: Model;
+  /** True for the local copy: its calls are queued here; a helper queues its own. */
+  readonly local: boolean;
+  answered: number;
+  gone: boolean;
+  tail: Promise<unknown>;
+}
+
+const FNV_OFFSET = 2166136261;
+const fnv = (h: number, byte: number) => Math.imul(h ^ byte, 16777619) >>> 0;
+
+/** MurmurHash3's finaliser: FNV's low bits follow only the bytes' low bits, and `key % copies` reads those. */
+function mix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** FNV-1a of an image's bytes (its encoded file, or its pixels), kept per array: one image is asked about often. */
+const imageHashes = new WeakMap<object, number>();
+function imageHash(image: Uint8Array | ImagePixels): number {
+  const bytes = image instanceof Uint8Array ? image : image.data;
+  let h = imageHashes.get(bytes);
+  if (h === undefined) {
+    h = FNV_OFFSET;
+    for (let i = 0; i < bytes.length; i++) h = fnv(h, bytes[i]!);
+    imageHashes.set(bytes, h);
+  }
+  return h;
+}
+
+/**
+ * The number an input is tied to a copy by (`key % copies`): FNV-1a over its image's bytes and its prompt, mixed.
+ * Equal inputs get equal keys, so they meet the copy that has their runs in memory.
+ *
+ * @example affinityKey({ prompt: "abc" }) === affinityKey({ prompt: "abc" }) // → true
+ */
+export function affinityKey(input: ModelInput): number {
+  let h = input.image !== undefined ? imageHash(input.image) : FNV_OFFSET;
+  for (let i = 0; i < input.prompt.length; i++) {
+    const c = input.prompt.charCodeAt(i);
+    h = fnv(fnv(h, c & 0xff), c >>> 8);
+  }
+  return mix(h);
+}
+
+/**
+ * Resolves once the messages already waiting for this thread were handled: an await on a settled promise does not
+ * let them in, so a chain of local calls would otherwise hold a helper's answers until the chain ends.
+ */
+function messagesIn(): Promise<void> {
+  return new Promise((done) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      done();
+    };
+    channel.port2.postMessage(null);
+  });
+}
+
+/**
+ * A pool over `local` (the model worker's own copy) that more copies join with `add`.
+ *
+ * @example
+ * const pool = modelPool(local);
+ * pool.add(helper); // a second worker's copy
+ * await Promise.all(cases.map((c) => pool.model.generate(c.input))); // each on its input's copy
+ */
+export function modelPool(local: Model): ModelPool {
+  const lanes: Lane[] = [];
+  const join = (copy: Model) =>
+    lanes.push({ copy, local: copy === local, answered: 0, gone: false, tail: Promise.resolve() });
+  join(local);
+
+  const call = <T>(input: ModelInput, run: (copy: Model) => Promise<T>): Promise<T> => {
+    const lane = lanes[affinityKey(input) % lanes.length]!;
+    const answer = lane.local
+      ? lane.tail.then(async () => {
+          await messagesIn();
+          return run(lane.copy);
+        })
+      : Promise.resolve().then(() => {
+          if (lane.gone) throw new CopyGone();
+          return run(lane.copy);
+        });
+    if (lane.local) lane.tail = answer.catch(() => undefined);
+    return answer
+      .finally(() => void lane.answered++)
+      .catch((error: unknown) => {
+        if (lane.gone) return call(input, run);
+        throw error;
+      });
+  };
+
+  const model: Model = {
+    spec: local.spec,
+    capabilities: local.capabilities,
+    generate: (input: ModelInput, options?: GenerateOptions) => call(input, (copy) => copy.generate(input, options)),
+    forward: (input: ModelInput, capture?: CaptureOptions): Promise<Trace> =>
+      call(input, (copy) => copy.forward(input, capture)),
+    // The copies belong to whoever made them (the model worker, the helper's starter).
+    dispose: async () => {},
+  };
+  return {
+    model,
+    add: join,
+    remove(copy) {
+      const at = lanes.findIndex((l) => l.copy === copy);
+      // The local copy stays: it answers whatever is left.
+      if (at <= 0) return;
+      lanes[at]!.gone = true;
+      lanes.splice(at, 1);
+    },
+    answered: () => lanes.map((l) => l.answered),
+  };
+}
