@@ -10,7 +10,8 @@ const usage = `evalrx worker --queue redis://HOST:PORT [--models DIR] [--concurr
   on as many machines as share the Redis. A worker holds --concurrency work items at once (default 2):
   the model runs one at a time, and the next item is fetched with its images while it runs. A worker
   killed mid-item has its items retried by the others after --lock-seconds (default 30). Models are
-  bundled keys or folders under --models. Stop it with Ctrl-C (it finishes the items it holds).`;
+  bundled keys or folders under --models. Stop it with Ctrl-C: it finishes the items it holds (a
+  second Ctrl-C stops it at once, and its items are retried by the others).`;
 
 export const command: Command = {
   summary: "add a consumer to a companion's BullMQ queue (runs its trials on this machine)",

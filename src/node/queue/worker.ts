@@ -44,6 +44,10 @@ export interface TrialWorker {
   readonly answered: () => number;
   /** Trials in them. */
   readonly trials: () => number;
+  /**
+   * Stops taking items and finishes the ones it holds (the waiting one gets
+   * its turn), so none waits out its lock to be retried elsewhere.
+   */
   close(): Promise<void>;
 }
 
@@ -248,7 +252,7 @@ export async function startTrialWorker(url: string, options: TrialWorkerOptions 
     answered: () => answered,
     trials: () => trialsRun,
     async close() {
-      await worker.close(true);
+      await worker.close();
       images.disconnect();
       await models.dispose();
     },
