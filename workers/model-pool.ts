@@ -10,7 +10,7 @@
  * over (M1 labels a case, then M5's scaffolds ask it again unmodified; a
  * rewording M1 tried comes back as an L1 candidate), so the same input must
  * meet the same copy. Inputs are many and their keys random, so the calls in
- * flight spread over the copies about evenly. Every copy is the same model on
+ * flight spread over the copies in the shares set below. Every copy is the same model on
  * the same runtime, so an answer does not depend on the copy.
  *
  * Each copy answers one call at a time, in the order given: the local copy's
@@ -50,7 +50,7 @@ interface Lane {
 const FNV_OFFSET = 2166136261;
 const fnv = (h: number, byte: number) => Math.imul(h ^ byte, 16777619) >>> 0;
 
-/** MurmurHash3's finaliser: FNV's low bits follow only the bytes' low bits, and `key % copies` reads those. */
+/** MurmurHash3's finaliser: FNV's low bits follow only the bytes' low bits, and the pool reads `key % slots`. */
 function mix(h: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
@@ -71,7 +71,7 @@ function imageHash(image: Uint8Array | ImagePixels): number {
 }
 
 /**
- * The number an input is tied to a copy by (`key % copies`): FNV-1a over its image's bytes and its prompt, mixed.
+ * The number an input is tied to a copy by (see `modelPool`): FNV-1a over its image's bytes and its prompt, mixed.
  * Equal inputs get equal keys, so they meet the copy that has their runs in memory.
  *
  * @example affinityKey({ prompt: "abc" }) === affinityKey({ prompt: "abc" }) // → true
@@ -101,6 +101,14 @@ function messagesIn(): Promise<void> {
 }
 
 /**
+ * How inputs are shared between the local copy and each helper: 2 to 3. The local copy's thread also runs the
+ * investigation itself (evaluators, the store's writes, the event log, these messages): with an even share it had
+ * 11.2 s of CPU in M5 against its helper's 7.4 s (`bench-investigate.node.ts`, 600 demo cases), so it takes less.
+ */
+const LOCAL_SLOTS = 2;
+const HELPER_SLOTS = 3;
+
+/**
  * A pool over `local` (the model worker's own copy) that more copies join with `add`.
  *
  * @example
@@ -114,8 +122,17 @@ export function modelPool(local: Model): ModelPool {
     lanes.push({ copy, local: copy === local, answered: 0, gone: false, tail: Promise.resolve() });
   join(local);
 
+  /** The lane a key names: each copy owns a run of slots in `key % slots`, the local copy fewer (`LOCAL_SLOTS`). */
+  const laneOf = (key: number): Lane => {
+    if (lanes.length === 1) return lanes[0]!;
+    let slot = key % (LOCAL_SLOTS + HELPER_SLOTS * (lanes.length - 1));
+    if (slot < LOCAL_SLOTS) return lanes[0]!;
+    slot -= LOCAL_SLOTS;
+    return lanes[1 + Math.floor(slot / HELPER_SLOTS)]!;
+  };
+
   const call = <T>(input: ModelInput, run: (copy: Model) => Promise<T>): Promise<T> => {
-    const lane = lanes[affinityKey(input) % lanes.length]!;
+    const lane = laneOf(affinityKey(input));
     const answer = lane.local
       ? lane.tail.then(async () => {
           await messagesIn();
