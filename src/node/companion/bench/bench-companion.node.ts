@@ -15,8 +15,8 @@
  * A worker's start-up (Node, tsx, connecting) is outside the timed rounds, and its model load is in the warm-up run:
  * a long-lived worker pays both once, and the issue's numbers are about its throughput.
  *
- * Flags: --rounds N (3), --kills N (20; 0 skips the sweep), --batch N (8 trials per work item). About 3 minutes on
- * 2 idle cores with the defaults, ~1 of them the kill sweep.
+ * Flags: --rounds N (3), --kills N (20; 0 skips the sweep), --batch N (8 trials per work item). With the defaults it
+ * took 7 min at load 8–17, 4 of them the kill sweep (a killed worker's restart dominates it); --kills 0 took 2 min.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
