@@ -8,10 +8,12 @@
  *   600-case eval  the longest main-thread task during an eval in the page (wall and CPU time); trials/s in the page vs the CLI's runEval (eval.bench.ts)
  *
  * `--only run100k` (or a comma list of shell, run100k, eval, investigate, report, delivery, share) runs those
- * parts alone. The 100k-case scroll is traced: each main-thread task over 50 ms is printed with what it was
- * made of (script, style, layout, paint, GC) and the functions with the most self time in it.
- * `BENCH_BASELINE_APP_DIR` names another build of the app (e.g. built from the commit before a change): the
- * same scroll then runs on it and on this build in turn (A B A B), on one origin and one database.
+ * parts alone. The 100k-case table is scrolled twice: dragging its scrollbar (4000 px a frame), then as
+ * bench:datasets scrolls its own 100k-case table (drags, flings, jumps). Each scroll is traced: each
+ * main-thread task over 50 ms is printed with what it was made of (script, style, layout, paint, GC) and the
+ * functions with the most self time in it. `BENCH_BASELINE_APP_DIR` names another build of the app (e.g. built
+ * from the commit before a change): both scrolls then run on it and on this build in turn (A B A B), on one
+ * origin and one database.
  * `BENCH_TRACE_DIR` keeps the scrolls' traces there.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -152,31 +154,40 @@ async function routeTime(page: Page, hash: string, selector: string): Promise<nu
 }
 
 /**
- * Scrolls the run's case table as a user dragging its scrollbar does (4000 px a frame, 120 frames, then 1 s
- * to settle), under a trace that names what each long main-thread task was made of.
+ * Scrolls the run's case table, one step a frame, then waits 1 s, under a trace that names what each long
+ * main-thread task was made of. "drag": as a user dragging its scrollbar does, 4000 px a frame for 120 frames.
+ * "mixed": bench:datasets' scroll of its 100k-case table (120 steady frames of 240 px, 60 flings of 6000 px, 60
+ * jumps across the whole list), so the two tables are also measured the same way.
  */
 async function scrollRunTable(
   page: Page,
   label: string,
+  protocol: "drag" | "mixed" = "drag",
 ): Promise<{ observed: { max: number; count: number }; traced: TaskKindReport }> {
   const browser = page.context().browser()!;
   await page.waitForTimeout(500);
   const scrollFrom = await page.evaluate(() => performance.now());
   const recording = await startTaskKindRecording(browser, page);
-  await page.evaluate(
-    () =>
-      new Promise<void>((done) => {
-        const viewport = document.querySelector('[data-testid="case-table"]') as HTMLElement;
-        let frames = 0;
-        performance.mark("bench-scroll-start");
-        const step = () => {
-          viewport.scrollTop += 4000;
-          if (++frames < 120) requestAnimationFrame(step);
-          else setTimeout(done, 1000);
-        };
-        requestAnimationFrame(step);
-      }),
-  );
+  await page.evaluate(async (protocol) => {
+    const viewport = document.querySelector('[data-testid="case-table"]') as HTMLElement;
+    const max = viewport.scrollHeight - viewport.clientHeight;
+    const from = viewport.scrollTop;
+    // Each step: a scrollTop, or a share (< 1) of the whole list.
+    const steps =
+      protocol === "drag"
+        ? Array.from({ length: 120 }, (_, i) => from + (i + 1) * 4000)
+        : [
+            ...Array.from({ length: 120 }, (_, i) => i * 240),
+            ...Array.from({ length: 60 }, (_, i) => 30000 + i * 6000),
+            ...Array.from({ length: 60 }, (_, i) => ((i * 7919) % 97) / 97),
+          ];
+    performance.mark("bench-scroll-start");
+    for (const s of steps) {
+      viewport.scrollTop = s < 1 ? s * max : Math.min(s, max);
+      await new Promise((r) => requestAnimationFrame(r));
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }, protocol);
   const keep = process.env["BENCH_TRACE_DIR"];
   const traced = await stopTaskKindRecording(
     browser,
@@ -187,6 +198,10 @@ async function scrollRunTable(
   return { observed: await longestTask(page, scrollFrom), traced };
 }
 
+/** A traced scroll in one line: main-thread CPU, the longest task by wall and CPU time, its time by kind, the load. */
+const tracedLine = (t: TaskKindReport) =>
+  `main thread ${ms(t.mainCpuMs)} of CPU; longest task ${ms(t.longestWallMs)} wall (${t.overWall50} over 50 ms), ` +
+  `${ms(t.longestCpuMs)} CPU (${t.overCpu50} over 50 ms); ${kindsLine(t.kinds)} (load ${load()})`;
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0]!;
 const PARTS = ["shell", "run100k", "eval", "investigate", "report", "delivery", "share"];
 const only = process.argv.includes("--only")
@@ -260,8 +275,15 @@ try {
         `  a ${ms(task.wallMs)} task (${ms(task.cpuMs)} CPU) at ${(task.atMs / 1000).toFixed(1)} s`,
         `${kindsLine(task.kinds)}; ${task.functions.join("; ") || "no samples"}`,
       );
+    const mixed = await scrollRunTable(page, "run100k-scroll-mixed", "mixed");
+    line(
+      "  bench:datasets' scroll of it (240 frames)",
+      `longest task ${ms(mixed.observed.max)} (${mixed.observed.count} over 50 ms); trace: ${ms(mixed.traced.mainCpuMs)} of CPU, ` +
+        `longest ${ms(mixed.traced.longestCpuMs)} CPU (${mixed.traced.overCpu50} over 50 ms); ${kindsLine(mixed.traced.kinds)} (load ${load()})`,
+    );
     // The same scroll on a baseline build and on this one in turn, each page opened afresh on the table.
     const cpu = { baseline: 0, "this build": 0 };
+    const mixedCpu = { baseline: 0, "this build": 0 };
     for (const round of baseline ? [0, 1] : [])
       for (const [build, path] of [
         ["baseline", baseline!],
@@ -271,16 +293,19 @@ try {
         await page.locator('[data-testid="case-table"] [role="row"] a[href]').first().waitFor({ timeout: 60_000 });
         const pair = await scrollRunTable(page, `run100k-scroll-${build.replace(" ", "-")}-${round + 1}`);
         cpu[build] += pair.traced.mainCpuMs;
-        line(
-          `  scroll on ${build}, round ${round + 1}`,
-          `main thread ${ms(pair.traced.mainCpuMs)} of CPU; longest task ${ms(pair.traced.longestWallMs)} wall (${pair.traced.overWall50} over 50 ms), ` +
-            `${ms(pair.traced.longestCpuMs)} CPU (${pair.traced.overCpu50} over 50 ms); ${kindsLine(pair.traced.kinds)} (load ${load()})`,
+        line(`  scroll on ${build}, round ${round + 1}`, tracedLine(pair.traced));
+        const other = await scrollRunTable(
+          page,
+          `run100k-scroll-mixed-${build.replace(" ", "-")}-${round + 1}`,
+          "mixed",
         );
+        mixedCpu[build] += other.traced.mainCpuMs;
+        line(`  mixed scroll on ${build}, round ${round + 1}`, tracedLine(other.traced));
       }
     if (baseline)
       line(
         "  scroll, this build / baseline",
-        `main-thread CPU ${(cpu["this build"] / cpu.baseline).toFixed(2)}× (2 each, alternated)`,
+        `main-thread CPU ${(cpu["this build"] / cpu.baseline).toFixed(2)}× dragging, ${(mixedCpu["this build"] / mixedCpu.baseline).toFixed(2)}× bench:datasets' scroll (2 each, alternated)`,
       );
   }
 
