@@ -13,6 +13,8 @@ import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
 import { newRunId } from "../src/store/run-id.ts";
 import { readingAhead } from "./read-ahead.ts";
+import { pooled, type SharedCopy } from "./model-copies.ts";
+import { imageAffinityKey } from "./model-pool.ts";
 import { bytes } from "../src/figures/format.ts";
 import { toRgba } from "../src/models/image.ts";
 
@@ -26,6 +28,23 @@ const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
  * megapixel are 32 MB.
  */
 const IMAGES_AHEAD = 8;
+
+/**
+ * Model calls an eval keeps in flight per copy of the model, on two copies: eight. Each of an image's questions
+ * goes to the copy that has the image in memory (`imageAffinityKey`), and a POPE image is asked six in a row, so
+ * with two calls per copy every call in flight was often on one copy (`bench:app --only eval` at load 3 on 2 cores:
+ * 0.86× the speed of one copy with 2, 0.97× with 8).
+ */
+const CALLS_PER_COPY = 8;
+
+/**
+ * Copies of the model an eval runs on unless the request says: one, the model worker's own. Measured side by side
+ * (`npm run bench:app -- --only eval`, A B A B after a first eval, load 2.5–3 on 2 cores, another engineer's work
+ * on the other core), two copies ran at 0.82–1.07× the speed of one over four runs, no clear gain: the second core
+ * was not free, and the copies cost more CPU (their own memos, the calls crossing workers), 3.0–4.5 ms per trial in
+ * the workers against 2.3–2.7 ms. On an idle machine two may win: measure it there before making 2 the default.
+ */
+export const DEFAULT_EVAL_COPIES: 1 | 2 = 1;
 
 /** What the page asks the worker to run (plain data, structured-cloned across). */
 export interface EvalJobRequest {
@@ -44,11 +63,20 @@ export interface EvalJobRequest {
   readonly resume?: string;
   /** The code version, for the run's fingerprint. */
   readonly codeVersion?: string;
+  /**
+   * Copies of the model the eval runs on (default `DEFAULT_EVAL_COPIES`): 1, the model worker's own; 2 adds the
+   * loaded model's helper worker where there is one (started by the first eval that asks, kept while the model stays
+   * loaded). The answers are the same either way: each trial's seed comes from its case and repeat, and items are
+   * stored by index.
+   */
+  readonly copies?: 1 | 2;
 }
 
 /** Progress of one eval job, as the page sees it. */
 export interface EvalJobProgress extends Progress {
   readonly runId: string;
+  /** What went wrong without stopping the run so far (e.g. "no helper model worker (…); the model worker answers alone"). */
+  readonly warnings?: readonly string[];
 }
 
 export interface EvalJobResult {
@@ -106,6 +134,8 @@ export async function runEvalJob(
   signal: AbortSignal,
   onProgress: (p: EvalJobProgress) => void,
   progressEveryMs = 250,
+  /** The loaded model's helper copy (`workers/model-copies.ts`): trials then run on two cores. */
+  sharedCopy?: SharedCopy,
 ): Promise<EvalJobResult> {
   const config = parseEvalConfig(request.config);
   const store = await IdbStore.open(request.db);
@@ -150,24 +180,41 @@ export async function runEvalJob(
       (await newRunId(store, config.name ?? `${dataset.id}:${evaluators.map((e) => e.name).join("+")}`));
     let last = 0;
     let latest: Progress | undefined;
+    const warnings: string[] = [];
     const report = (p: Progress, force = false) => {
       latest = p;
       const now = Date.now();
       if (!force && now - last < progressEveryMs && p.done < p.total) return;
       last = now;
-      onProgress({ ...p, runId });
+      onProgress({ ...p, runId, ...(warnings.length ? { warnings: [...warnings] } : {}) });
     };
+    // The helper joins when it is ready (the first eval that asks starts it): the model worker begins at once.
+    const copies = await pooled(model, (request.copies ?? DEFAULT_EVAL_COPIES) === 2 ? sharedCopy : undefined, {
+      callsPerCopy: CALLS_PER_COPY,
+      wait: false,
+      // An image's questions meet one copy, which encodes the image once (each copy keeps its own memo).
+      keyOf: imageAffinityKey,
+      warn: (message) => {
+        console.warn(`eval ${runId}: ${message}`);
+        warnings.push(message);
+        if (latest) report(latest, true);
+      },
+    });
     let result: Awaited<ReturnType<typeof runEval>>;
     try {
       result = await runEval({
         store,
         dataset: { id: dataset.id, cases },
-        model,
+        model: copies.model,
         evaluators,
         ...(config.repeats !== undefined ? { repeats: config.repeats } : {}),
         ...(config.cluster !== undefined ? { cluster: config.cluster } : {}),
         ...(config.variant !== undefined ? { variant: config.variant } : {}),
-        ...(config.concurrency !== undefined ? { concurrency: config.concurrency } : {}),
+        ...(config.concurrency !== undefined
+          ? { concurrency: config.concurrency }
+          : copies.concurrency > 1
+            ? { concurrency: copies.concurrency }
+            : {}),
         ...(config.generation ? { generation: config.generation } : {}),
         ...(config.name !== undefined ? { evalKey: config.name } : {}),
         ...(request.resume !== undefined ? { resume: request.resume } : { runId }),
@@ -185,6 +232,7 @@ export async function runEvalJob(
         },
       });
     } catch (error) {
+      copies.close();
       announceChange(request.db, { kind: "runs", id: runId });
       if (!isQuotaError(error)) throw error;
       const progress = await store.progress(runId);
@@ -194,6 +242,7 @@ export async function runEvalJob(
       const perItem = sample.length ? JSON.stringify(sample).length / sample.length : 1024;
       throw new Error(quotaMessage(done, total, perItem), { cause: error });
     }
+    copies.close();
     const { run, summary } = result;
     if (latest) report(latest, true);
     announceChange(request.db, { kind: "runs", id: run.id });

@@ -24,8 +24,7 @@ import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
 import type { EventRecord, Store, StoredCase } from "../src/store/types.ts";
 import { checkL4Settings, type L4TrainSettings, type PageL4Factory } from "./l4-job.ts";
-import type { ModelHelper } from "./model-helper.ts";
-import { modelPool } from "./model-pool.ts";
+import { pooled, type SharedCopy } from "./model-copies.ts";
 import type { ModelStatus } from "./model.worker.ts";
 
 /** What an investigation asks, as the page's form fills it (the CLI's options, with a stored dataset). */
@@ -516,10 +515,10 @@ export async function runInvestigationJob(
   /** L4 in the page (`plan.maxTier` "L4"): the head-adapter executor for the loaded model. */
   l4?: PageL4Factory,
   /**
-   * Starts a second copy of `model` in a helper worker (see `workers/model-pool.ts`): M1's and M5's cases then
-   * run on two cores, stored in the same order with the same answers. Absent: every call runs on `model`.
+   * The loaded model's helper copy in another worker (`workers/model-copies.ts`): M1's and M5's cases then run on
+   * two cores, stored in the same order with the same answers. Absent: every call runs on `model`.
    */
-  startCopy?: StartCopy,
+  sharedCopy?: SharedCopy,
 ): Promise<InvestigateJobResult> {
   const store = await IdbStore.open(request.db);
   try {
@@ -578,7 +577,7 @@ export async function runInvestigationJob(
         progressEveryMs,
         ...(judgeModel ? { judgeModel } : {}),
         ...(l4 ? { l4 } : {}),
-        ...(startCopy ? { startCopy } : {}),
+        ...(sharedCopy ? { sharedCopy } : {}),
       });
     } catch (error) {
       if (!started) throw error;
@@ -645,11 +644,8 @@ interface LoopContext {
   readonly progressEveryMs: number;
   readonly judgeModel?: (key: string) => Promise<Model>;
   readonly l4?: PageL4Factory;
-  readonly startCopy?: StartCopy;
+  readonly sharedCopy?: SharedCopy;
 }
-
-/** Starts a copy of the investigated model in another worker; `onDeath` is told if that worker fails. */
-export type StartCopy = (onDeath: (reason: string) => void) => Promise<ModelHelper>;
 
 /**
  * Model calls an investigation keeps in flight per copy of the model: three, so a helper that finishes a call
@@ -657,35 +653,6 @@ export type StartCopy = (onDeath: (reason: string) => void) => Promise<ModelHelp
  * concurrency).
  */
 export const CALLS_PER_COPY = 3;
-
-/**
- * The model an investigation runs on: the worker's own copy, with a helper worker's copy beside it, and how many
- * calls to keep in flight. The helper is loaded before the first call, so that each input meets one copy from M1
- * on (a copy joining later would find the inputs tied to it cold in its memory). A helper that fails to start or
- * dies leaves the worker's own copy answering alone: the run goes on, only slower.
- */
-async function pooled(
-  model: Model,
-  startCopy: StartCopy | undefined,
-): Promise<{ model: Model; concurrency: number; close: () => Promise<void> }> {
-  const alone = { model, concurrency: 1, close: async () => {} };
-  if (!startCopy) return alone;
-  const pool = modelPool(model);
-  let copy: Model | undefined;
-  let helper: ModelHelper;
-  try {
-    helper = await startCopy((reason) => {
-      console.warn(`investigation: the helper model worker stopped (${reason}); the model worker answers alone`);
-      // Taken out at once, before the helper's waiting calls fail: the pool answers them on the worker's own copy.
-      if (copy) pool.remove(copy);
-    });
-  } catch (error) {
-    console.warn(`investigation: no helper model worker (${String(error)}); the model worker answers alone`);
-    return alone;
-  }
-  pool.add((copy = helper.model));
-  return { model: pool.model, concurrency: 2 * CALLS_PER_COPY, close: () => helper.close() };
-}
 
 async function loop(context: LoopContext): Promise<InvestigateJobResult> {
   const { request, store, runId, plan, data, model, modelInfo, previous, signal, onUpdate, progressEveryMs } = context;
@@ -741,7 +708,11 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
         },
       })
     : undefined;
-  const copies = await pooled(model, context.startCopy);
+  const copies = await pooled(model, context.sharedCopy, {
+    callsPerCopy: CALLS_PER_COPY,
+    wait: true,
+    warn: (message) => console.warn(`investigation: ${message}`),
+  });
   const result = await run({
     ...(judges
       ? {

@@ -86,6 +86,16 @@ export function affinityKey(input: ModelInput): number {
 }
 
 /**
+ * The number an input is tied to a copy by when only its image counts (see `modelPool`'s `keyOf`): an eval asks
+ * several questions of each image once each, and a copy that saw the image has its encoding in memory.
+ *
+ * @example imageAffinityKey({ prompt: "a cat?", image }) === imageAffinityKey({ prompt: "a dog?", image }) // → true
+ */
+export function imageAffinityKey(input: ModelInput): number {
+  return input.image !== undefined ? mix(imageHash(input.image)) : affinityKey(input);
+}
+
+/**
  * Resolves once the messages already waiting for this thread were handled: an await on a settled promise does not
  * let them in, so a chain of local calls would otherwise hold a helper's answers until the chain ends.
  */
@@ -116,7 +126,11 @@ const HELPER_SLOTS = 3;
  * pool.add(helper); // a second worker's copy
  * await Promise.all(cases.map((c) => pool.model.generate(c.input))); // each on its input's copy
  */
-export function modelPool(local: Model): ModelPool {
+export function modelPool(
+  local: Model,
+  /** What ties an input to a copy: its image and prompt by default, `imageAffinityKey` for its image alone. */
+  keyOf: (input: ModelInput) => number = affinityKey,
+): ModelPool {
   const lanes: Lane[] = [];
   const join = (copy: Model) =>
     lanes.push({ copy, local: copy === local, answered: 0, gone: false, tail: Promise.resolve() });
@@ -132,7 +146,7 @@ export function modelPool(local: Model): ModelPool {
   };
 
   const call = <T>(input: ModelInput, run: (copy: Model) => Promise<T>): Promise<T> => {
-    const lane = laneOf(affinityKey(input));
+    const lane = laneOf(keyOf(input));
     const answer = lane.local
       ? lane.tail.then(async () => {
           await messagesIn();

@@ -39,12 +39,12 @@ import {
   type InvestigateJobRequest,
   type InvestigateJobResult,
   type InvestigationUpdate,
-  type StartCopy,
 } from "./investigate-job.ts";
 import { measureEngines } from "./engine-check.ts";
 import { BackgroundGate } from "./background-gate.ts";
 import { pageL4, type PageL4Factory } from "./l4-job.ts";
 import { startModelHelper } from "./model-helper.ts";
+import { SharedCopy } from "./model-copies.ts";
 import { inspectModel, planModel, type ModelInspection } from "../src/models/inspect.ts";
 import type { AttentionStatus } from "../src/models/attention-status.ts";
 import { getSpec, inferSpec, isImageModel } from "../src/models/specs/index.ts";
@@ -141,11 +141,12 @@ let modelStatus: ModelStatus | undefined;
 /** L4 for the loaded ort model: its folder read again (uncounted) when an investigation trains the head adapter. */
 let modelL4: PageL4Factory | undefined;
 /**
- * A second copy of the loaded ort model for investigations, in a helper worker: WASM runs a session on one thread,
- * so a second worker puts a second core to work on the cases (a model on WebGPU, or over `COPY_MAX_BYTES`, gets none).
+ * A second copy of the loaded ort model for evals and investigations, in a helper worker: WASM runs a session on one
+ * thread, so a second worker puts a second core to work on the cases (a model on WebGPU, or over `COPY_MAX_BYTES`,
+ * gets none). Started by the first job that wants it, kept for the next ones, closed with the model.
  */
-let modelCopy: StartCopy | undefined;
-/** The largest model (its files' bytes) an investigation loads a second time for a helper worker: memory is doubled. */
+let modelCopy: SharedCopy | undefined;
+/** The largest model (its files' bytes) loaded a second time for a helper worker: memory is doubled. */
 const COPY_MAX_BYTES = 256 * 1024 * 1024;
 let current: AbortController | undefined;
 /** Eval jobs and investigations running in this worker, by run id. */
@@ -616,7 +617,9 @@ const api = {
     const bytes = Object.values(log.sizes).reduce((a, b) => a + b, 0);
     modelCopy =
       choice.device === "wasm" && (navigator.hardwareConcurrency || 1) >= 2 && bytes <= COPY_MAX_BYTES
-        ? (onDeath) => startModelHelper({ files: again, spec: loaded.spec, key, source: where }, onDeath)
+        ? new SharedCopy((onDeath) =>
+            startModelHelper({ files: again, spec: loaded.spec, key, source: where }, onDeath),
+          )
         : undefined;
     modelStatus = {
       key,
@@ -726,6 +729,8 @@ const api = {
           if (!jobs.has(p.runId)) jobs.set(p.runId, controller);
           if (onProgress) lastProgress = onProgress(p);
         },
+        250,
+        model === loaded ? modelCopy : undefined,
       );
       await Promise.resolve(lastProgress).catch(() => undefined);
       return result;
@@ -834,12 +839,13 @@ const api = {
     for (const controller of jobs.values()) controller.abort();
     const m = model;
     const b = blackBox;
+    const copy = modelCopy;
     model = undefined;
     modelL4 = undefined;
     modelCopy = undefined;
     blackBox = undefined;
     modelStatus = undefined;
-    await Promise.all([m?.dispose(), b?.dispose()]);
+    await Promise.all([m?.dispose(), b?.dispose(), copy?.close()]);
   },
 };
 

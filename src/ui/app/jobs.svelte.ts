@@ -46,6 +46,22 @@ export interface ModelChoice {
 export const PAGE_CODE_VERSION = `${__EVALRX_VERSION__}+page`;
 
 /**
+ * How many copies of the model page evals run on (`EvalJobRequest.copies`; unset: `DEFAULT_EVAL_COPIES`): an
+ * internal switch for `npm run bench:app -- --only eval`, which measures one copy beside two in one run
+ * (localStorage "evalrx:eval-copies" = "1" or "2"). Unset for every user.
+ *
+ * @example localStorage.setItem("evalrx:eval-copies", "2"); evalCopies() // → 2
+ */
+function evalCopies(): 1 | 2 | undefined {
+  try {
+    const value = globalThis.localStorage?.getItem("evalrx:eval-copies");
+    return value === "1" ? 1 : value === "2" ? 2 : undefined;
+  } catch {
+    return undefined; // storage blocked: the default
+  }
+}
+
+/**
  * This tab's long jobs: evals run inside the model worker (which owns the
  * model and writes each judged item to IndexedDB itself), reported back as
  * progress at most once per frame. A job can be cancelled (what was judged is
@@ -196,12 +212,14 @@ export class JobService {
       job.model.backend !== undefined ? { backend: job.model.backend } : {},
     );
     const config: EvalConfig = { ...job.config, model: status.spec.key };
+    const copies = evalCopies();
     const request: EvalJobRequest = {
       db: this.#store.db,
       config,
       modelSource: job.model,
       codeVersion: PAGE_CODE_VERSION,
       ...(job.resume !== undefined ? { resume: job.resume } : {}),
+      ...(copies !== undefined ? { copies } : {}),
     };
     return new Promise<string>((resolveId, reject) => {
       let runId: string | undefined;

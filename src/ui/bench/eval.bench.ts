@@ -7,11 +7,17 @@
  * be: its engine check has finished (a first visit measures WASM against WebGPU once, seconds of both cores
  * on a software adapter, and remembers the result), its offline copy is saved, and tiny-vlm is loaded, so the
  * trace covers the eval.
+ * The page runs the eval five times, switched between one copy of the model (the model worker's) and two (a helper
+ * model worker beside it, `workers/model-copies.ts`) by an internal switch (`evalCopies` in
+ * src/ui/app/jobs.svelte.ts). The first eval is on two copies and starts the helper (kept while the model stays
+ * loaded); it also warms the page (the first eval in a page ran at 0.5–0.7× the speed of the next ones). Then, in
+ * turns (A B A B, so the load's drift falls on both), one copy and two with the helper running. So one run prints
+ * what the second copy wins, at the same load, and which is faster (the default, `DEFAULT_EVAL_COPIES`).
  * Prints the page's longest main-thread task (target ≤ 200 ms; by wall clock from the page's
  * PerformanceObserver, and by the main thread's own CPU time from a Chromium trace, which a loaded machine
- * does not inflate), trials/s in the page against Node's (target ≥ 0.5×), and CPU time per trial of the
- * page's model worker (trace) against the Node process's (`process.cpuUsage`), the ratio a loaded machine
- * disturbs least, and how busy the model worker was during the run (its CPU time over the run's wall time).
+ * does not inflate), trials/s of each page eval against Node's (target ≥ 0.5×), the page's workers' CPU time
+ * per trial (trace) against the Node process's (`process.cpuUsage`), how busy the busiest worker was (its CPU
+ * time over the run's wall time), and whether every page eval gave Node's answers, trial by trial.
  * Alone through bench:app: `npm run bench:app -- --only eval`.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -64,11 +70,11 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
     const cases = select(imported.cases, {});
     const { loadModel } = await import("../../models/load.node.ts");
     const model = await loadModel("tiny-vlm");
-    const cli = async (name: string): Promise<{ rate: number; cpuMsPerTrial: number }> => {
+    const cli = async (name: string): Promise<{ rate: number; cpuMsPerTrial: number; outputs: string[] }> => {
       const store = await FileStore.open(join(dir, name));
       const cpu = process.cpuUsage();
       const started = performance.now();
-      await runEval({
+      const { run } = await runEval({
         store,
         dataset: { id: "pope", cases },
         model,
@@ -78,80 +84,133 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
       });
       const seconds = (performance.now() - started) / 1000;
       const used = process.cpuUsage(cpu);
+      const outputs = (await store.items(run.id)).sort((a, b) => a.index - b.index).map((i) => i.output);
       await store.close();
-      return { rate: cases.length / seconds, cpuMsPerTrial: (used.user + used.system) / 1000 / cases.length };
+      return { rate: cases.length / seconds, cpuMsPerTrial: (used.user + used.system) / 1000 / cases.length, outputs };
     };
-    const before = await cli("before");
-    const loadBefore = loadAverage();
 
-    await page.goto(`${harness.url}#/runs`);
-    // With a run stored (the 100k-case run before this part), the form starts folded behind "New eval…".
-    const fold = page.getByRole("button", { name: "New eval…" });
-    await page.getByTestId("eval-dataset").or(fold).first().waitFor();
-    if (await fold.isVisible()) await fold.click();
-    await page.getByTestId("eval-dataset").selectOption("pope");
-    await page.getByLabel("Max new tokens").fill("3");
-    await page.getByTestId("eval-name").fill("bench-eval-600");
-    await page.getByTestId("eval-plan").filter({ hasText: "600 cases" }).waitFor();
-    const from = await page.evaluate(() => performance.now());
-    const { tasks } = await traced(page, async () => {
-      await page.getByTestId("start-eval").click();
-      // Polled once a second: a locator's wait polls the page's DOM many times a second, main-thread work of the
-      // bench's own that the page's user does not cause (211 ms of the page's main thread in a profiled run).
-      // A function, not a string: the app's CSP forbids the eval a string predicate needs.
-      await page.waitForFunction(
-        () => document.querySelector('[data-testid="run-status"]')?.textContent?.trim() === "finished",
-        undefined,
-        { polling: 1000, timeout: 900_000 },
+    /** One 600-case eval started from the Runs page's form, on one copy of the model or two. */
+    const pageEval = async (name: string, copies: 1 | 2) => {
+      // The internal switch the page reads at each eval's start (`evalCopies` in src/ui/app/jobs.svelte.ts).
+      await page.evaluate((n) => localStorage.setItem("evalrx:eval-copies", String(n)), copies);
+      await page.goto(`${harness.url}#/runs`);
+      // With a run stored (the 100k-case run before this part), the form starts folded behind "New eval…".
+      const fold = page.getByRole("button", { name: "New eval…" });
+      await page.getByTestId("eval-dataset").or(fold).first().waitFor();
+      if (await fold.isVisible()) await fold.click();
+      await page.getByTestId("eval-dataset").selectOption("pope");
+      await page.getByLabel("Max new tokens").fill("3");
+      await page.getByTestId("eval-name").fill(name);
+      await page.getByTestId("eval-plan").filter({ hasText: "600 cases" }).waitFor();
+      const from = await page.evaluate(() => performance.now());
+      const loadBefore = loadAverage();
+      const { tasks } = await traced(page, async () => {
+        await page.getByTestId("start-eval").click();
+        // Polled once a second: a locator's wait polls the page's DOM many times a second, main-thread work of the
+        // bench's own that the page's user does not cause (211 ms of the page's main thread in a profiled run).
+        // A function, not a string: the app's CSP forbids the eval a string predicate needs.
+        await page.waitForFunction(
+          () => document.querySelector('[data-testid="run-status"]')?.textContent?.trim() === "finished",
+          undefined,
+          { polling: 1000, timeout: 900_000 },
+        );
+      });
+      const observed = await page.evaluate(
+        (t0) =>
+          (window as unknown as { __longTasks: { start: number; duration: number }[] }).__longTasks
+            .filter((t) => t.start >= t0)
+            .map((t) => t.duration),
+        from,
       );
-    });
-    const loadAfter = loadAverage();
-    const observed = await page.evaluate(
-      (t0) =>
-        (window as unknown as { __longTasks: { start: number; duration: number }[] }).__longTasks
-          .filter((t) => t.start >= t0)
-          .map((t) => t.duration),
-      from,
-    );
-    const longest = Math.max(0, ...observed);
-    line(
-      "600-case eval in the page: longest main-thread task",
-      `${ms(longest)} wall (${observed.length} over 50 ms; PerformanceObserver), ${ms(tasks.longestCpu)} of CPU ` +
-        `(${tasks.over50Cpu} over 50 ms; trace) — target ≤ 200 ms: ${tasks.longestCpu <= 200 ? "met" : "MISSED"} by CPU, ` +
-        `${longest <= 200 ? "met" : "MISSED"} by wall clock`,
-    );
-    const [download] = await Promise.all([
-      page.waitForEvent("download"),
-      page.getByRole("button", { name: "Export run file" }).click(),
-    ]);
-    const exported = JSON.parse(readFileSync((await download.path())!, "utf8")) as RunExport;
-    const pageSeconds = (Date.parse(exported.run.finishedAt!) - Date.parse(exported.run.startedAt)) / 1000;
-    const pageRate = exported.items.length / pageSeconds;
-    const pageCpuMs = (tasks.busiestWorkerCpuSeconds * 1000) / exported.items.length;
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: "Export run file" }).click(),
+      ]);
+      const exported = JSON.parse(readFileSync((await download.path())!, "utf8")) as RunExport;
+      const seconds = (Date.parse(exported.run.finishedAt!) - Date.parse(exported.run.startedAt)) / 1000;
+      return {
+        tasks,
+        longestWall: Math.max(0, ...observed),
+        overWall: observed.length,
+        trials: exported.items.length,
+        seconds,
+        rate: exported.items.length / seconds,
+        outputs: [...exported.items].sort((a, b) => a.index - b.index).map((i) => i.output),
+        load: `${loadBefore} → ${loadAverage()}`,
+      };
+    };
 
+    const before = await cli("before");
+    // The first eval starts the helper (kept until the model unloads) and warms the page.
+    const first = await pageEval("bench-eval-600-first", 2);
+    const ones = [await pageEval("bench-eval-600-one-a", 1)];
+    const twos = [await pageEval("bench-eval-600-two-a", 2)];
+    ones.push(await pageEval("bench-eval-600-one-b", 1));
+    twos.push(await pageEval("bench-eval-600-two-b", 2));
+    await page.evaluate(() => localStorage.removeItem("evalrx:eval-copies"));
+    const one = ones[0]!;
     const after = await cli("after");
     await model.dispose();
     const cliRate = (before.rate + after.rate) / 2;
     const cliCpuMs = (before.cpuMsPerTrial + after.cpuMsPerTrial) / 2;
+    const pages = [
+      ["first eval, two copies (starts the helper)", first],
+      ["one copy, A", ones[0]!],
+      ["two copies, A", twos[0]!],
+      ["one copy, B", ones[1]!],
+      ["two copies, B", twos[1]!],
+    ] as const;
+    const longestCpu = Math.max(...pages.map(([, p]) => p.tasks.longestCpu));
+    const longestWall = Math.max(...pages.map(([, p]) => p.longestWall));
     line(
-      "600-case eval throughput, page vs Node (runEval)",
-      `${pageRate.toFixed(1)} vs ${cliRate.toFixed(1)} trials/s (Node before ${before.rate.toFixed(1)}, after ` +
-        `${after.rate.toFixed(1)}) → ${(pageRate / cliRate).toFixed(2)}× (target ≥ 0.5×: ${pageRate / cliRate >= 0.5 ? "met" : "MISSED"}); ` +
-        `${exported.items.length} trials in the page in ${pageSeconds.toFixed(1)} s; load ${loadBefore} → ${loadAfter}`,
+      "600-case eval in the page: longest main-thread task",
+      `${ms(longestWall)} wall (${pages.map(([, p]) => p.overWall).join("/")} over 50 ms; PerformanceObserver), ` +
+        `${ms(longestCpu)} of CPU (${pages.map(([, p]) => p.tasks.over50Cpu).join("/")} over 50 ms; trace), the worst of ` +
+        `the ${pages.length} page evals below — target ≤ 200 ms: ${longestCpu <= 200 ? "met" : "MISSED"} by CPU, ` +
+        `${longestWall <= 200 ? "met" : "MISSED"} by wall clock`,
     );
     line(
-      "  CPU per trial, page's model worker vs Node",
-      `${pageCpuMs.toFixed(2)} vs ${cliCpuMs.toFixed(2)} ms → Node does a trial's work in ${(cliCpuMs / pageCpuMs).toFixed(2)}× ` +
-        `the page's CPU time (page: trace of the model worker, load not included; Node: process.cpuUsage)`,
+      "600-case eval throughput, Node (runEval, CLI)",
+      `${cliRate.toFixed(1)} trials/s (before ${before.rate.toFixed(1)}, after ${after.rate.toFixed(1)}); ` +
+        `${cliCpuMs.toFixed(2)} ms of CPU per trial (process.cpuUsage)`,
     );
-    // Below 1, the worker waited (on the store, on the page) or the machine gave it no core: what trials/s leaves open.
+    for (const [label, p] of pages) {
+      const ratio = p.rate / cliRate;
+      line(
+        `  page, ${label}`,
+        `${p.rate.toFixed(1)} trials/s → ${ratio.toFixed(2)}× Node (target ≥ 0.5×: ${ratio >= 0.5 ? "met" : "MISSED"}); ` +
+          `${p.trials} trials in ${p.seconds.toFixed(1)} s; workers' CPU ${((p.tasks.workerCpuSeconds * 1000) / p.trials).toFixed(2)} ms ` +
+          `per trial (busiest worker ${((p.tasks.busiestWorkerCpuSeconds / p.seconds) * 100).toFixed(0)}% busy); load ${p.load}`,
+      );
+    }
+    const mean = (runs: readonly { rate: number }[]) => runs.reduce((sum, r) => sum + r.rate, 0) / runs.length;
     line(
-      "  model worker busy, share of the page's run",
-      `${((tasks.busiestWorkerCpuSeconds / pageSeconds) * 100).toFixed(0)}% (${tasks.busiestWorkerCpuSeconds.toFixed(2)} s of CPU ` +
-        `in ${pageSeconds.toFixed(2)} s; the CPU includes the job's start, reading the dataset before the run is created); ` +
-        `Node's process ${(((before.cpuMsPerTrial * before.rate + after.cpuMsPerTrial * after.rate) / 2 / 1000) * 100).toFixed(0)}% ` +
-        `(onnxruntime-node runs its own threads)`,
+      "  two copies against one, same run",
+      `${mean(twos).toFixed(1)} vs ${mean(ones).toFixed(1)} trials/s (means of A and B) → ${(mean(twos) / mean(ones)).toFixed(2)}×; ` +
+        `two copies → ${(mean(twos) / cliRate).toFixed(2)}× Node, one copy → ${(mean(ones) / cliRate).toFixed(2)}× Node`,
     );
+    const differing = (outputs: readonly string[], from: readonly string[]) =>
+      outputs.length === from.length
+        ? outputs.filter((o, i) => o !== from[i]).length
+        : `${outputs.length} trials against ${from.length}`;
+    // Each trial's seed comes from its case and repeat: the copies and the calls in flight must not change an answer.
+    line(
+      "  answers differing from the one-copy eval's",
+      `${pages
+        .filter(([, p]) => p !== one)
+        .map(([label, p]) => `${label}: ${differing(p.outputs, one.outputs)}`)
+        .join("; ")} (of ${one.outputs.length} trials)`,
+    );
+    line(
+      "  answers differing from Node's first run",
+      `one copy: ${differing(one.outputs, before.outputs)}; Node's second run: ${differing(after.outputs, before.outputs)}`,
+    );
+    const firstDiff = one.outputs.findIndex((o, i) => o !== before.outputs[i]);
+    if (firstDiff >= 0)
+      line(
+        "  first differing trial",
+        `#${firstDiff}: page ${JSON.stringify(one.outputs[firstDiff])} vs Node ${JSON.stringify(before.outputs[firstDiff])}`,
+      );
     line("  dataset version (same cases on both sides)", `${datasetVersion(cases)} · ${caseHash(cases[0]!)}`);
     if (errors.length) line("  page errors", errors.join(" | "));
   } finally {
