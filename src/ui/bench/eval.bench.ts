@@ -70,7 +70,12 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
     const cases = select(imported.cases, {});
     const { loadModel } = await import("../../models/load.node.ts");
     const model = await loadModel("tiny-vlm");
-    const cli = async (name: string): Promise<{ rate: number; cpuMsPerTrial: number; outputs: string[] }> => {
+    // Trials are matched by case and repeat: the page lists a stored dataset's cases in its own order.
+    const byTrial = (items: readonly { caseId: string; repeat: number; output: string }[]) =>
+      new Map(items.map((i) => [`${i.caseId}#${i.repeat}`, i.output]));
+    const cli = async (
+      name: string,
+    ): Promise<{ rate: number; cpuMsPerTrial: number; outputs: Map<string, string> }> => {
       const store = await FileStore.open(join(dir, name));
       const cpu = process.cpuUsage();
       const started = performance.now();
@@ -84,7 +89,7 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
       });
       const seconds = (performance.now() - started) / 1000;
       const used = process.cpuUsage(cpu);
-      const outputs = (await store.items(run.id)).sort((a, b) => a.index - b.index).map((i) => i.output);
+      const outputs = byTrial(await store.items(run.id));
       await store.close();
       return { rate: cases.length / seconds, cpuMsPerTrial: (used.user + used.system) / 1000 / cases.length, outputs };
     };
@@ -135,7 +140,7 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
         trials: exported.items.length,
         seconds,
         rate: exported.items.length / seconds,
-        outputs: [...exported.items].sort((a, b) => a.index - b.index).map((i) => i.output),
+        outputs: byTrial(exported.items),
         load: `${loadBefore} → ${loadAverage()}`,
       };
     };
@@ -189,27 +194,27 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
       `${mean(twos).toFixed(1)} vs ${mean(ones).toFixed(1)} trials/s (means of A and B) → ${(mean(twos) / mean(ones)).toFixed(2)}×; ` +
         `two copies → ${(mean(twos) / cliRate).toFixed(2)}× Node, one copy → ${(mean(ones) / cliRate).toFixed(2)}× Node`,
     );
-    const differing = (outputs: readonly string[], from: readonly string[]) =>
-      outputs.length === from.length
-        ? outputs.filter((o, i) => o !== from[i]).length
-        : `${outputs.length} trials against ${from.length}`;
+    const differing = (outputs: ReadonlyMap<string, string>, from: ReadonlyMap<string, string>) =>
+      outputs.size === from.size
+        ? [...outputs].filter(([trial, o]) => from.get(trial) !== o).length
+        : `${outputs.size} trials against ${from.size}`;
     // Each trial's seed comes from its case and repeat: the copies and the calls in flight must not change an answer.
     line(
       "  answers differing from the one-copy eval's",
       `${pages
         .filter(([, p]) => p !== one)
         .map(([label, p]) => `${label}: ${differing(p.outputs, one.outputs)}`)
-        .join("; ")} (of ${one.outputs.length} trials)`,
+        .join("; ")} (of ${one.outputs.size} trials)`,
     );
     line(
       "  answers differing from Node's first run",
       `one copy: ${differing(one.outputs, before.outputs)}; Node's second run: ${differing(after.outputs, before.outputs)}`,
     );
-    const firstDiff = one.outputs.findIndex((o, i) => o !== before.outputs[i]);
-    if (firstDiff >= 0)
+    const firstDiff = [...one.outputs].find(([trial, o]) => before.outputs.get(trial) !== o);
+    if (firstDiff)
       line(
         "  first differing trial",
-        `#${firstDiff}: page ${JSON.stringify(one.outputs[firstDiff])} vs Node ${JSON.stringify(before.outputs[firstDiff])}`,
+        `${firstDiff[0]}: page ${JSON.stringify(firstDiff[1])} vs Node ${JSON.stringify(before.outputs.get(firstDiff[0]))}`,
       );
     line("  dataset version (same cases on both sides)", `${datasetVersion(cases)} · ${caseHash(cases[0]!)}`);
     if (errors.length) line("  page errors", errors.join(" | "));
