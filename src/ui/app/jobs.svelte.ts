@@ -46,15 +46,16 @@ export interface ModelChoice {
 export const PAGE_CODE_VERSION = `${__EVALRX_VERSION__}+page`;
 
 /**
- * How many copies of the model page evals run on (`EvalJobRequest.copies`; unset: `DEFAULT_EVAL_COPIES`): an
- * internal switch for `npm run bench:app -- --only eval`, which measures one copy beside two in one run
- * (localStorage "evalrx:eval-copies" = "1" or "2"). Unset for every user.
+ * How many copies of the model page evals and investigations run on (`EvalJobRequest.copies`,
+ * `InvestigateJobRequest.copies`; unset: `DEFAULT_EVAL_COPIES`, `DEFAULT_INVESTIGATION_COPIES`): an internal switch
+ * for `npm run bench:app`, which measures one copy beside two (localStorage "evalrx:model-copies" = "1" or "2").
+ * Unset for every user.
  *
- * @example localStorage.setItem("evalrx:eval-copies", "2"); evalCopies() // → 2
+ * @example localStorage.setItem("evalrx:model-copies", "2"); modelCopies() // → 2
  */
-function evalCopies(): 1 | 2 | undefined {
+function modelCopies(): 1 | 2 | undefined {
   try {
-    const value = globalThis.localStorage?.getItem("evalrx:eval-copies");
+    const value = globalThis.localStorage?.getItem("evalrx:model-copies");
     return value === "1" ? 1 : value === "2" ? 2 : undefined;
   } catch {
     return undefined; // storage blocked: the default
@@ -155,10 +156,12 @@ export class JobService {
 
   async #investigate(job: { model: ModelChoice; plan?: InvestigationPlan; resume?: string }): Promise<string> {
     await this.#models.ensure(job.model.source, job.model.backend !== undefined ? { backend: job.model.backend } : {});
+    const copies = modelCopies();
     const request: InvestigateJobRequest = {
       db: this.#store.db,
       modelSource: job.model,
       codeVersion: PAGE_CODE_VERSION,
+      ...(copies !== undefined ? { copies } : {}),
       ...(job.plan ? { plan: job.plan } : {}),
       ...(job.resume !== undefined ? { resume: job.resume } : {}),
     };
@@ -212,7 +215,7 @@ export class JobService {
       job.model.backend !== undefined ? { backend: job.model.backend } : {},
     );
     const config: EvalConfig = { ...job.config, model: status.spec.key };
-    const copies = evalCopies();
+    const copies = modelCopies();
     const request: EvalJobRequest = {
       db: this.#store.db,
       config,

@@ -8,7 +8,7 @@
  * on a software adapter, and remembers the result), its offline copy is saved, and tiny-vlm is loaded, so the
  * trace covers the eval.
  * The page runs the eval six times, switched between one copy of the model (the model worker's) and two (a helper
- * model worker beside it, `workers/model-copies.ts`) by an internal switch (`evalCopies` in
+ * model worker beside it, `workers/model-copies.ts`) by an internal switch (`modelCopies` in
  * src/ui/app/jobs.svelte.ts). The first eval is a user's first with the default (one copy): the first eval in a
  * page ran at 0.4–0.7× the speed of the next ones. The second is on two copies and starts the helper (kept while
  * the model stays loaded). Then, in turns (A B A B, so the load's drift falls on both), one copy and two with the
@@ -96,8 +96,8 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
 
     /** One 600-case eval started from the Runs page's form, on one copy of the model or two. */
     const pageEval = async (name: string, copies: 1 | 2) => {
-      // The internal switch the page reads at each eval's start (`evalCopies` in src/ui/app/jobs.svelte.ts).
-      await page.evaluate((n) => localStorage.setItem("evalrx:eval-copies", String(n)), copies);
+      // The internal switch the page reads at each eval's start (`modelCopies` in src/ui/app/jobs.svelte.ts).
+      await page.evaluate((n) => localStorage.setItem("evalrx:model-copies", String(n)), copies);
       await page.goto(`${harness.url}#/runs`);
       // With a run stored (the 100k-case run before this part), the form starts folded behind "New eval…".
       const fold = page.getByRole("button", { name: "New eval…" });
@@ -153,7 +153,7 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
     const twos = [await pageEval("bench-eval-600-two-a", 2)];
     ones.push(await pageEval("bench-eval-600-one-b", 1));
     twos.push(await pageEval("bench-eval-600-two-b", 2));
-    await page.evaluate(() => localStorage.removeItem("evalrx:eval-copies"));
+    await page.evaluate(() => localStorage.removeItem("evalrx:model-copies"));
     const one = ones[0]!;
     const after = await cli("after");
     await model.dispose();
