@@ -232,7 +232,6 @@ export async function runEvalJob(
         },
       });
     } catch (error) {
-      copies.close();
       announceChange(request.db, { kind: "runs", id: runId });
       if (!isQuotaError(error)) throw error;
       const progress = await store.progress(runId);
@@ -241,8 +240,9 @@ export async function runEvalJob(
       const sample = await store.itemRange(runId, Math.max(0, done - 20), done);
       const perItem = sample.length ? JSON.stringify(sample).length / sample.length : 1024;
       throw new Error(quotaMessage(done, total, perItem), { cause: error });
+    } finally {
+      copies.close();
     }
-    copies.close();
     const { run, summary } = result;
     if (latest) report(latest, true);
     announceChange(request.db, { kind: "runs", id: run.id });

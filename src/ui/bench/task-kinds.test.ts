@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { kindsLine, taskKinds, type TimelineEvent } from "./task-kinds.ts";
+import type { TraceEvent } from "./long-task-profile.ts";
+import { kindsLine, taskKinds } from "./task-kinds.ts";
 
-const x = (name: string, ts: number, dur: number, tid = 1): TimelineEvent => ({
+const x = (name: string, ts: number, dur: number, tid = 1): TraceEvent => ({
   name,
   ph: "X",
   pid: 7,

@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import {
   busiestMainThread,
+  profileFunctions,
   startLongTaskRecording,
   taskFunctions,
   threadTasks,
@@ -51,9 +52,6 @@ const KIND_OF: Readonly<Record<string, TaskKind>> = {
   ParseHTML: "parse",
 };
 
-/** One trace event as Chromium writes it (times in µs). */
-export type TimelineEvent = TraceEvent;
-
 /**
  * How many ms of `task` (on thread "pid:tid") went to each kind of work, by wall time: each microsecond is
  * counted once, for the innermost timed event around it; time inside the task but in no known event is
@@ -62,7 +60,7 @@ export type TimelineEvent = TraceEvent;
  * @example taskKinds(events, "7:1", { ts: 0, wallMs: 10, cpuMs: 10 }) // { script: 6, layout: 3, other: 1 }
  */
 export function taskKinds(
-  events: readonly TimelineEvent[],
+  events: readonly TraceEvent[],
   thread: string,
   task: TracedTask,
 ): Partial<Record<TaskKind | "other", number>> {
@@ -174,7 +172,7 @@ export async function stopTaskKindRecording(
   await recording.session.detach().catch(() => undefined);
   const trace = await browser.stopTracing();
   if (keep) writeFileSync(keep, trace);
-  const parsed = JSON.parse(trace.toString("utf8")) as { traceEvents?: TimelineEvent[] };
+  const parsed = JSON.parse(trace.toString("utf8")) as { traceEvents?: TraceEvent[] };
   const events = parsed.traceEvents ?? [];
   const threads = threadTasks(parsed);
   const main = busiestMainThread(threads);
@@ -194,7 +192,6 @@ export async function stopTaskKindRecording(
       kinds: taskKinds(events, main, t),
       functions: taskFunctions(profile, t, 4).self,
     }));
-  const whole: TracedTask = { ts: profile.startTime, wallMs: (profile.endTime - profile.startTime) / 1000, cpuMs: 0 };
   return {
     longestWallMs: Math.max(0, ...tasks.map((t) => t.wallMs)),
     longestCpuMs: Math.max(0, ...tasks.map((t) => t.cpuMs)),
@@ -202,7 +199,7 @@ export async function stopTaskKindRecording(
     overCpu50: tasks.filter((t) => t.cpuMs > 50).length,
     mainCpuMs: tasks.reduce((n, t) => n + t.cpuMs, 0),
     kinds,
-    functions: taskFunctions(profile, whole, 6).self,
+    functions: profileFunctions(profile, 6).self,
     long,
     others: otherThreads(events, threads, main, mark.ts!),
   };
@@ -210,7 +207,7 @@ export async function stopTaskKindRecording(
 
 /** The CPU ms of the main thread's process's other threads from `fromUs` on, over 20 ms, busiest first. */
 function otherThreads(
-  events: readonly TimelineEvent[],
+  events: readonly TraceEvent[],
   threads: ReturnType<typeof threadTasks>,
   main: string,
   fromUs: number,
