@@ -1,5 +1,6 @@
 import { convertIndexedToRgb, decode as decodePngBytes } from "fast-png";
 import type { ImagePixels } from "../core/model.ts";
+import { decodePngFast } from "./png-decode.ts";
 
 /** Largest image side accepted (pixels); bigger inputs are refused before decoding. */
 export const MAX_IMAGE_SIDE = 4096;
@@ -43,7 +44,7 @@ export function toRgb(image: Uint8Array | ImagePixels): RgbImage {
   checkSize(width, height);
   let png;
   try {
-    png = decodePngBytes(image);
+    png = decodePngFast(image) ?? decodePngBytes(image);
   } catch (error) {
     throw new Error(`image is not a readable PNG: ${(error as Error).message}`, { cause: error });
   }
