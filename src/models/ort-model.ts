@@ -13,6 +13,7 @@ import type {
   TraceTensor,
 } from "../core/model.ts";
 import { imageProcessing, pixelValues, toRgb, type ImageProcessing } from "./image.ts";
+import { PixelCache } from "./pixel-cache.ts";
 import type { AttentionStatus } from "./attention-status.ts";
 import { planModel, type ModelPlan } from "./inspect.ts";
 import type { ModelKind } from "./layout.ts";
@@ -273,6 +274,8 @@ export class OrtModel implements Model {
   private readonly tokenTypes: boolean;
   private readonly hasLogits: boolean;
   private biased?: Promise<{ session: Session; inputs: readonly string[] }>;
+  /** Each image's `pixel_values`, made once per content (32 MiB: a few dozen images of a real VLM's size). */
+  private readonly pixelCache = new PixelCache(32 * 2 ** 20);
   private disposed = false;
 
   constructor(parts: OrtModelParts) {
@@ -314,7 +317,8 @@ export class OrtModel implements Model {
       const count = rows * cols;
       ids.splice(at, 1, ...new Array<number>(count).fill(imageToken!));
       imagePositions = Array.from({ length: count }, (_, i) => at + i);
-      const pixels = pixelValues(toRgb(input.image), this.p.image!);
+      const image = input.image;
+      const pixels = this.pixelCache.get(image, () => pixelValues(toRgb(image), this.p.image!));
       const out = await this.p.vision!.run(
         { pixel_values: f32(pixels, [1, 3, this.p.image!.height, this.p.image!.width]) },
         ["image_features"],
