@@ -124,16 +124,29 @@ function unfilter(raw: Uint8Array, height: number, stride: number, bpp: number):
     const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
     const row = out.subarray(y * stride, (y + 1) * stride);
     const above = y === 0 ? none : out.subarray((y - 1) * stride, y * stride);
-    if (filter > 4) return undefined;
-    // Stores into a Uint8Array wrap modulo 256, which is the arithmetic the filters are defined in.
-    for (let i = 0; i < stride; i++) {
-      const a = i >= bpp ? row[i - bpp]! : 0;
-      const b = above[i]!;
-      if (filter === 0) row[i] = line[i]!;
-      else if (filter === 1) row[i] = line[i]! + a;
-      else if (filter === 2) row[i] = line[i]! + b;
-      else if (filter === 3) row[i] = line[i]! + ((a + b) >> 1);
-      else row[i] = line[i]! + paeth(a, b, i >= bpp ? above[i - bpp]! : 0);
+    // Stores into a Uint8Array wrap modulo 256, which is the arithmetic the filters are defined in. The
+    // first pixel's bytes have no left neighbour (0), hence the split loops.
+    switch (filter) {
+      case 0: // None
+        row.set(line);
+        break;
+      case 1: // Sub: a
+        for (let i = 0; i < bpp; i++) row[i] = line[i]!;
+        for (let i = bpp; i < stride; i++) row[i] = line[i]! + row[i - bpp]!;
+        break;
+      case 2: // Up: b
+        for (let i = 0; i < stride; i++) row[i] = line[i]! + above[i]!;
+        break;
+      case 3: // Average: (a + b) / 2, rounded down
+        for (let i = 0; i < bpp; i++) row[i] = line[i]! + (above[i]! >> 1);
+        for (let i = bpp; i < stride; i++) row[i] = line[i]! + ((row[i - bpp]! + above[i]!) >> 1);
+        break;
+      case 4: // Paeth: whichever of a, b, c is nearest a + b − c
+        for (let i = 0; i < bpp; i++) row[i] = line[i]! + above[i]!;
+        for (let i = bpp; i < stride; i++) row[i] = line[i]! + paeth(row[i - bpp]!, above[i]!, above[i - bpp]!);
+        break;
+      default:
+        return undefined;
     }
   }
   return out;
