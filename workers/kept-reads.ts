@@ -1,0 +1,58 @@
+/**
+ * Reads kept for the next ask of the same key. A page investigation asks for
+ * each image many times (every question about it, every probe, every repair
+ * candidate): each ask was an IndexedDB transaction to the browser's storage
+ * thread and back, thousands of them in one run, and the model worker waited
+ * on each.
+ */
+
+/**
+ * A reader for `read` that keeps what it read, up to `maxBytes` in all
+ * (`sizeOf` says how many bytes a value holds; the least recently asked go
+ * first), so a key asked again is answered without reading. A read that fails
+ * is not kept: the next ask reads again. Asks that arrive while a key is
+ * being read share that read.
+ *
+ * @example
+ * const image = keptReads((ref) => store.getImage(ref).then((i) => i!.bytes), (b) => b.byteLength, 64 * 2 ** 20);
+ * await image("sha256:ab…"); // read from the store
+ * await image("sha256:ab…"); // the same bytes, no read
+ */
+export function keptReads<T>(
+  read: (key: string) => Promise<T>,
+  sizeOf: (value: T) => number,
+  maxBytes: number,
+): (key: string) => Promise<T> {
+  if (!(maxBytes >= 0)) throw new RangeError(`keptReads(): maxBytes must be ≥ 0, got ${maxBytes}`);
+  const kept = new Map<string, { value: Promise<T>; bytes: number }>();
+  let bytes = 0;
+  const evict = () => {
+    for (const [key, entry] of kept) {
+      if (bytes <= maxBytes) break;
+      kept.delete(key);
+      bytes -= entry.bytes;
+    }
+  };
+  return (key) => {
+    const found = kept.get(key);
+    if (found) {
+      kept.delete(key);
+      kept.set(key, found);
+      return found.value;
+    }
+    const entry = { value: read(key), bytes: 0 };
+    kept.set(key, entry);
+    entry.value.then(
+      (value) => {
+        if (kept.get(key) !== entry) return; // dropped meanwhile
+        entry.bytes = sizeOf(value);
+        bytes += entry.bytes;
+        evict();
+      },
+      () => {
+        if (kept.get(key) === entry) kept.delete(key);
+      },
+    );
+    return entry.value;
+  };
+}
