@@ -65,6 +65,41 @@ describe("memoSession", () => {
     await memo.release();
   });
 
+  it("keeps and hands back tensors of mixed types and odd lengths intact", async () => {
+    /** y = Relu(x) (float32) and z = ids (int64). */
+    const mixed = buildOnnxModel({
+      opset: 17,
+      inputs: [
+        { name: "x", elemType: DTYPE.float, dims: ["n"] },
+        { name: "ids", elemType: DTYPE.int64, dims: ["m"] },
+      ],
+      outputs: [
+        { name: "y", elemType: DTYPE.float, dims: ["n"] },
+        { name: "z", elemType: DTYPE.int64, dims: ["m"] },
+      ],
+      nodes: [
+        { opType: "Relu", inputs: ["x"], outputs: ["y"], name: "relu" },
+        { opType: "Identity", inputs: ["ids"], outputs: ["z"], name: "same" },
+      ],
+    });
+    const memo = memoSession(await nodeSessions(mixed, { name: "mixed" }));
+    const x = Float32Array.of(-1.5, 2.25, 3);
+    const ids = BigInt64Array.of(7n, -(2n ** 40n));
+    const feeds = () => ({
+      x: f32(x.slice(), [3]),
+      ids: { type: "int64", data: ids.slice(), dims: [2] } as PlainTensor,
+    });
+    const sent = feeds();
+    await memo.run(sent);
+    (sent.x.data as Float32Array).fill(0); // the caller's feeds change after the run: the kept copy must not
+    const hit = await memo.run(feeds());
+    expect(memo.memo().hits).toBe(1);
+    expect(values(hit.y)).toEqual([0, 2.25, 3]);
+    expect(hit.z!.data).toBeInstanceOf(BigInt64Array);
+    expect(Array.from(hit.z!.data as BigInt64Array)).toEqual([7n, -(2n ** 40n)]);
+    await memo.release();
+  });
+
   it("tells feeds apart by dims, values and fetches, and ignores feeds the graph does not take", async () => {
     const memo = memoSession(await nodeSessions(relu, { name: "relu" }));
     await memo.run({ x: f32(Float32Array.of(1, -2), [2]) });
