@@ -11,6 +11,7 @@ import { runEval, type Evaluator } from "../evals/index.ts";
 import type { ItemRecord, Store } from "../store/index.ts";
 import type { EventLog } from "./events.ts";
 import { inOrder } from "./in-order.ts";
+import { writeBehind } from "./write-behind.ts";
 import type { Judge } from "./judge.ts";
 import { protocolTags, type ExperimentProtocol } from "./protocol.ts";
 
@@ -149,6 +150,16 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
   const imageCache = new Map<string, Promise<Uint8Array | ImagePixels>>();
   let done = stored.size;
   const todo = [...cases.entries()].filter(([, c]) => !stored.has(c.id));
+  // Records are stored in case order behind the forwards: the next case's forward does not wait on the store.
+  const records = writeBehind(async (batch: ItemRecord[]) => {
+    await o.store.appendItems(probeRun, batch, {
+      done: done + batch.length,
+      total: cases.length,
+      updatedAt: new Date().toISOString(),
+    });
+    done += batch.length;
+    o.onCase?.(done, cases.length);
+  });
   // Several cases' model calls may be in flight (`concurrency`); their records are stored one by one in case order.
   await inOrder(
     todo,
@@ -204,17 +215,12 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
       };
       return record;
     },
-    async (record, [, c]) => {
-      await o.store.appendItems(probeRun, [record], {
-        done: done + 1,
-        total: cases.length,
-        updatedAt: new Date().toISOString(),
-      });
+    (record, [, c]) => {
       stored.set(c.id, record);
-      done++;
-      o.onCase?.(done, cases.length);
+      records.push(record);
     },
   );
+  await records.flush();
   await o.store.updateRun(probeRun, { status: "finished", finishedAt: new Date().toISOString() });
 
   // 3. Run-level analyses over every case, from the stored records.
