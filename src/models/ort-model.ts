@@ -476,7 +476,8 @@ export class OrtModel implements Model {
         ...this.stepFeeds(step.length, offset),
         ...this.biasFeeds(biasNames, options.attentionBias, total, encoded.imagePositions),
       };
-      const out = await session.run(feeds, fetches);
+      // Borrowed: the feeds are built fresh for this step, the logits only read, the presents only fed back in.
+      const out = await session.run(feeds, fetches, { borrow: true });
       const logits = asFloat32(out.logits!);
       const vocab = out.logits!.dims[2] ?? V;
       const last = logits.subarray((step.length - 1) * vocab, step.length * vocab);

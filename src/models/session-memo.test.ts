@@ -100,6 +100,19 @@ describe("memoSession", () => {
     await memo.release();
   });
 
+  it("hands a borrowing caller the kept arrays themselves, and still copies for one that does not borrow", async () => {
+    const memo = memoSession(await nodeSessions(relu, { name: "relu" }));
+    const x = () => f32(Float32Array.of(-1, 2, -3, 4), [4]);
+    const first = await memo.run({ x: x() }, undefined, { borrow: true });
+    const borrowed = await memo.run({ x: x() }, undefined, { borrow: true });
+    expect(borrowed.y!.data).toBe(first.y!.data); // kept as the first run gave it: no copy either way
+    const copied = await memo.run({ x: x() });
+    expect(copied.y!.data).not.toBe(first.y!.data);
+    expect(values(copied.y)).toEqual([0, 2, 0, 4]);
+    expect(memo.memo().hits).toBe(2);
+    await memo.release();
+  });
+
   it("tells feeds apart by dims, values and fetches, and ignores feeds the graph does not take", async () => {
     const memo = memoSession(await nodeSessions(relu, { name: "relu" }));
     await memo.run({ x: f32(Float32Array.of(1, -2), [2]) });

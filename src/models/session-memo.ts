@@ -9,7 +9,7 @@
  * under onnxruntime-node.
  */
 import { readOnnxGraph, walkNodes, type OnnxGraph } from "./onnx-read.ts";
-import type { PlainTensor, Session, SessionFactory, SessionOptions } from "./session.ts";
+import type { PlainTensor, RunOptions, Session, SessionFactory, SessionOptions } from "./session.ts";
 
 /** How much a memo keeps, and when it gives up on a session whose runs never repeat. */
 export interface SessionMemoOptions {
@@ -122,7 +122,8 @@ function feedKey(feeds: readonly (readonly [string, PlainTensor])[], fetches: st
 /**
  * `session`, with repeated runs answered from memory: same feeds (names,
  * types, dims, bytes) and same fetches → the outputs of the first such run,
- * copied (callers may write into or transfer what they get). Keeps up to
+ * copied (callers may write into or transfer what they get), or, for a caller
+ * that borrows (`{ borrow: true }`), the kept arrays themselves. Keeps up to
  * `maxBytes`, least recently used first out; a session whose runs rarely
  * repeat stops memoising after `probeRuns` runs.
  *
@@ -149,7 +150,10 @@ export function memoSession(session: Session, options: SessionMemoOptions = {}):
     inputNames: session.inputNames,
     outputNames: session.outputNames,
     memo: () => ({ runs, hits, bytes, entries: kept.size, off }),
-    async run(feeds, fetches) {
+    async run(feeds, fetches, options?: RunOptions) {
+      // A borrowing caller keeps its hands off these arrays, so they are kept and handed back as they are: in a
+      // browser, copying a decoder run's feeds and outputs was a quarter of an investigation's repair stage.
+      const keep = options?.borrow ? (t: PlainTensor) => t : copy;
       runs++;
       if (off) return session.run(feeds, fetches);
       if (runs > probeRuns && hits < minHitRate * runs) {
@@ -176,15 +180,15 @@ export function memoSession(session: Session, options: SessionMemoOptions = {}):
         hits++;
         kept.delete(key);
         kept.set(key, found);
-        return Object.fromEntries(Object.entries(found.outputs).map(([name, t]) => [name, copy(t)]));
+        return Object.fromEntries(Object.entries(found.outputs).map(([name, t]) => [name, keep(t)]));
       }
       const outputs = await session.run(feeds, fetches);
       const outBytes = Object.values(outputs).reduce((n, t) => n + t.data.byteLength, 0);
       if (outBytes <= maxRunBytes) {
         const entry: Entry = {
-          feeds: taken.map(([name, t]) => [name, copy(t)] as const),
+          feeds: taken.map(([name, t]) => [name, keep(t)] as const),
           fetches: wanted,
-          outputs: Object.fromEntries(Object.entries(outputs).map(([name, t]) => [name, copy(t)])),
+          outputs: Object.fromEntries(Object.entries(outputs).map(([name, t]) => [name, keep(t)])),
           bytes: feedBytes + outBytes,
         };
         const previous = kept.get(key);

@@ -17,8 +17,21 @@ export interface Session {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   /** Runs the graph; `fetches` limits which outputs are computed and returned (default: all). */
-  run(feeds: Readonly<Record<string, PlainTensor>>, fetches?: readonly string[]): Promise<Record<string, PlainTensor>>;
+  run(
+    feeds: Readonly<Record<string, PlainTensor>>,
+    fetches?: readonly string[],
+    options?: RunOptions,
+  ): Promise<Record<string, PlainTensor>>;
   release(): Promise<void>;
+}
+
+/** How a caller will treat one run's tensors. */
+export interface RunOptions {
+  /**
+   * The caller never writes into nor transfers the feeds it passes or the outputs it gets, now or later, so a
+   * memoised session may keep and hand back those very arrays instead of copies (see `memoSession`).
+   */
+  readonly borrow?: boolean;
 }
 
 export interface SessionOptions {
