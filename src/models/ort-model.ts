@@ -590,6 +590,8 @@ export class OrtModel implements Model {
         ...this.biasFeeds(biasNames, capture.attentionBias, T, encoded.imagePositions),
       },
       fetches,
+      // Borrowed: every reduction and the logits handed back are new arrays; the outputs themselves are only read.
+      { borrow: true },
     );
     checkSignal(capture.signal, "forward");
     const answerPositions = Int32Array.from(answerIds, (_, i) => promptLength + i);
