@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import { toRgb } from "./image.ts";
 import { REPO_ROOT } from "./load.node.ts";
 import { decodePngFast } from "./png-decode.ts";
+import { concatBytes } from "../core/bytes.ts";
 
 // The oracle is fast-png's own decode: the fast path must give its pixels, or step aside.
 
@@ -104,16 +105,6 @@ function chunk(type: string, data: Uint8Array | number[] = []): Uint8Array {
   return out;
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 const SIGNATURE = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 function ihdr(width: number, height: number, depth: number, colorType: number, interlace = 0): Uint8Array {
@@ -136,7 +127,7 @@ function png(header: Uint8Array, zlib: Uint8Array, options: { splits?: number; e
         zlib.subarray(Math.floor((k * zlib.length) / splits), Math.floor(((k + 1) * zlib.length) / splits)),
       ),
     );
-  return concat([SIGNATURE, header, ...(options.extra ?? []), ...idats, chunk("IEND")]);
+  return concatBytes([SIGNATURE, header, ...(options.extra ?? []), ...idats, chunk("IEND")]);
 }
 
 /** The prediction a filter type makes from left (a), up (b) and up-left (c), as the PNG spec defines it. */
@@ -221,7 +212,7 @@ describe("generated PNGs", () => {
     // A smooth image, so the deflate stream is Huffman-coded (random bytes would be stored as they are).
     const bytes = Uint8Array.from({ length: 7 * 5 * 3 }, (_, i) => (i % 3 === 0 ? i : 60));
     const scanlines = filterRows(bytes, 21, 3, (y) => y % 5);
-    const longer = concat([scanlines, new Uint8Array(40).fill(9)]);
+    const longer = concatBytes([scanlines, new Uint8Array(40).fill(9)]);
     const huffman = png(ihdr(7, 5, 8, 2), zlibSync(longer, { level: 9 }));
     expect(zlibSync(longer, { level: 9 })[2]! & 0b110).not.toBe(0); // not a stored block
     expectSameAsFastPng(huffman);
@@ -330,7 +321,7 @@ describe("PNGs off the fast path", () => {
     badBlockType[2] = 0b111; // final block, type 3 (reserved)
     expectFastPngError(png(ihdr(7, 5, 8, 2), badBlockType));
     // The deflate stream cut short (the checksum kept): fflate runs out of data.
-    expectFastPngError(png(ihdr(7, 5, 8, 2), concat([zlib.subarray(0, zlib.length / 2), zlib.subarray(-4)])));
+    expectFastPngError(png(ihdr(7, 5, 8, 2), concatBytes([zlib.subarray(0, zlib.length / 2), zlib.subarray(-4)])));
   });
 
   it("too few rows, or none at all: toRgb gives fast-png's error", () => {
@@ -351,7 +342,7 @@ describe("PNGs off the fast path", () => {
     expectFastPngError(png(ihdr(3, 2, 8, 6), zlib, { extra: [chunk("tRNS", [0, 1])] })); // no tRNS with alpha
     expectFastPngError(png(ihdr(3, 2, 8, 6), zlib, { extra: [chunk("pHYs", new Uint8Array(8))] }));
     expectFastPngError(png(ihdr(3, 2, 8, 6), zlib, { extra: [chunk("tEXt", [0, 65])] })); // empty keyword
-    const longEnd = concat([good.subarray(0, good.length - 12), chunk("IEND", [0])]);
+    const longEnd = concatBytes([good.subarray(0, good.length - 12), chunk("IEND", [0])]);
     expectFastPngError(longEnd);
   });
 });

@@ -16,6 +16,7 @@
  * decodePngFast(palettePng) ?? decode(palettePng) // → undefined here, so fast-png decodes it
  */
 import { unzlibSync } from "fflate";
+import { concatBytes } from "../core/bytes.ts";
 
 /** The fields of fast-png's `decode` result that a decode here fills; never a palette. */
 export interface FastPng {
@@ -81,7 +82,7 @@ function imageData(bytes: Uint8Array, view: DataView, start: number): Uint8Array
     at += 12 + length; // length, type, data, CRC (fast-png does not check CRCs, so neither does this)
     if (at > bytes.length) return undefined;
     if (type === "IDAT") parts.push(data);
-    else if (type === "IEND") return length === 0 ? join(parts) : undefined;
+    else if (type === "IEND") return length === 0 ? (parts.length === 1 ? parts[0]! : concatBytes(parts)) : undefined;
     // A palette, transparency or ICC profile, or a second header: fast-png's to read (and to check).
     else if (type === "PLTE" || type === "tRNS" || type === "iCCP" || type === "IHDR") return undefined;
     // fast-png reads exactly 9 bytes of pHYs, and refuses a tEXt whose keyword it cannot read.
@@ -98,17 +99,6 @@ function chunkType(bytes: Uint8Array, at: number): string {
 function plainKeyword(data: Uint8Array): boolean {
   const end = data.indexOf(0);
   return end >= 1 && end <= 79 && data.subarray(0, end).every((b) => b >= 0x20 && b <= 0x7e);
-}
-
-function join(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**
