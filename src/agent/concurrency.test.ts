@@ -70,3 +70,37 @@ it("keeps the same items, order and outcome with several model calls in flight a
   expect(four.probeOrder).toEqual(cases.map((c) => c.id));
   expect(four.events).toEqual(one.events);
 }, 240_000);
+
+it("stopped during M1's probing, keeps every record probed before the stop, in case order", async () => {
+  const store = await FileStore.open(mkdtempSync(join(tmpdir(), "evalrx-probe-stop-")));
+  const stop = new AbortController();
+  let forwards = 0;
+  // The 20th probing forward stops the run: the records before it are still on their way to the store.
+  const stopping = new Proxy(model, {
+    get(target, key, receiver) {
+      if (key === "forward")
+        return async (...args: Parameters<OrtModel["forward"]>) => {
+          const trace = await target.forward(...args);
+          if (++forwards === 20) stop.abort();
+          return trace;
+        };
+      return Reflect.get(target, key, receiver) as unknown;
+    },
+  });
+  await expect(
+    investigate({
+      store,
+      model: stopping,
+      dataset: { id: "pope", cases, source: "pope.jsonl", fingerprint: "probe-stop-test" },
+      evaluators: [yesNo()],
+      images: async (ref) => image(ref),
+      protocol: { question: "What predicts the hallucinations?" },
+      runId: "inv",
+      seed: 1,
+      maxTier: "L2",
+      signal: stop.signal,
+    }),
+  ).rejects.toThrow(/cancelled/);
+  const probed = (await store.items("inv-m1-probe")).map((i) => i.caseId);
+  expect(probed).toEqual(cases.slice(0, 20).map((c) => c.id));
+}, 120_000);

@@ -161,7 +161,7 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
     o.onCase?.(done, cases.length);
   });
   // Several cases' model calls may be in flight (`concurrency`); their records are stored one by one in case order.
-  await inOrder(
+  const probing = inOrder(
     todo,
     o.concurrency ?? 1,
     async ([index, c]) => {
@@ -220,6 +220,11 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
       records.push(record);
     },
   );
+  // Stopped (cancelled, or a forward failed): what was probed before the stop is stored before the stage says so.
+  await probing.catch(async (error: unknown) => {
+    await records.flush().catch(() => undefined);
+    throw error;
+  });
   await records.flush();
   await o.store.updateRun(probeRun, { status: "finished", finishedAt: new Date().toISOString() });
 
