@@ -246,6 +246,17 @@ export class InvestigationState {
     }
   }
 
+  /**
+   * Asks again who holds the run's writer lock, without reading the log: a reloaded or closed tab's worker lets
+   * go of the lock a moment after the new page first looks, and nothing is written to the store meanwhile.
+   */
+  async recheckHolder(): Promise<void> {
+    if (this.head?.status !== "running" || this.job?.state === "running") return;
+    const store = await this.#app.store.ready;
+    const holder = (await store.runLockHolder(writerLockId(this.runId))) ?? "";
+    if (this.head?.status === "running") this.holder = holder;
+  }
+
   async cancel(): Promise<void> {
     this.actionFailure = undefined;
     try {
