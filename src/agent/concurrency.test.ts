@@ -29,20 +29,27 @@ beforeAll(async () => {
 });
 afterAll(() => model?.dispose());
 
+/** The investigation both tests run: the 15 scenes, seed 1, up to L2, on `on` and into `store`. */
+function demoInvestigation(store: FileStore, on: OrtModel, fingerprint: string) {
+  return {
+    store,
+    model: on,
+    dataset: { id: "pope", cases, source: "pope.jsonl", fingerprint },
+    evaluators: [yesNo()],
+    images: async (ref: string) => image(ref),
+    protocol: { question: "What predicts the hallucinations?" },
+    runId: "inv",
+    seed: 1,
+    maxTier: "L2" as const,
+  };
+}
+
 /** What a run decided and stored, without its clock: every event's type and payload (times dropped). */
 async function runWith(concurrency: number) {
   const store = await FileStore.open(mkdtempSync(join(tmpdir(), `evalrx-concurrency-${concurrency}-`)));
   const events: RunEvent[] = [];
   await investigate({
-    store,
-    model,
-    dataset: { id: "pope", cases, source: "pope.jsonl", fingerprint: "concurrency-test" },
-    evaluators: [yesNo()],
-    images: async (ref) => image(ref),
-    protocol: { question: "What predicts the hallucinations?" },
-    runId: "inv",
-    seed: 1,
-    maxTier: "L2",
+    ...demoInvestigation(store, model, "concurrency-test"),
     ...(concurrency > 1 ? { concurrency } : {}),
     sink: (e) => void events.push(e),
   });
@@ -88,18 +95,7 @@ it("stopped during M1's probing, keeps every record probed before the stop, in c
     },
   });
   await expect(
-    investigate({
-      store,
-      model: stopping,
-      dataset: { id: "pope", cases, source: "pope.jsonl", fingerprint: "probe-stop-test" },
-      evaluators: [yesNo()],
-      images: async (ref) => image(ref),
-      protocol: { question: "What predicts the hallucinations?" },
-      runId: "inv",
-      seed: 1,
-      maxTier: "L2",
-      signal: stop.signal,
-    }),
+    investigate({ ...demoInvestigation(store, stopping, "probe-stop-test"), signal: stop.signal }),
   ).rejects.toThrow(/cancelled/);
   const probed = (await store.items("inv-m1-probe")).map((i) => i.caseId);
   expect(probed).toEqual(cases.slice(0, 20).map((c) => c.id));

@@ -181,7 +181,7 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
         overWall: observed.length,
         trials: exported.items.length,
         seconds,
-        rate: exported.items.length / seconds,
+        rate: runRate(exported.run, exported.items.length),
         outputs: byTrial(exported.items),
         load: `${loadBefore} → ${loadAverage()}`,
       };
