@@ -3,8 +3,11 @@
  * the bundled tiny-vlm (a demo image and prompt, "yes" teacher-forced, no
  * capture) on onnxruntime-node in this process, through the page's model
  * worker in Chromium (WASM, the product path), and inside a worker (the same
- * runtime without the boundary). Rounds alternate between the three, so a
- * busy machine slows all of them alike. Target: page ≤ 3× Node.
+ * runtime without the boundary). Each side first warms up until its forwards
+ * stop getting faster (V8's optimising tier for ONNX Runtime's WebAssembly
+ * arrives seconds after a page loads: the line says what the first forwards
+ * cost). Rounds then alternate between the three, so a busy machine slows all
+ * of them alike. Target: page ≤ 3× Node.
  *
  * `npm run bench:forward`, or `benchForwardSpeed()` from another bench.
  */
@@ -15,6 +18,10 @@ import { chromiumArgs, chromiumPath } from "../../node/chromium.mjs";
 import { loadModel, REPO_ROOT } from "../load.node.ts";
 import type { ForwardBenchSetup, startForwardBench, timeForwards } from "./forward-speed.browser.ts";
 import { median } from "./forward-timing.ts";
+import { warmUntilSteady, type WarmUp } from "./warm-up.ts";
+
+const warmLine = (w: WarmUp) =>
+  `${w.batches} batch${w.batches === 1 ? "" : "es"}, ${w.firstMs.toFixed(2)} → ${w.steadyMs.toFixed(2)} ms`;
 
 type BrowserBench = { startForwardBench: typeof startForwardBench; timeForwards: typeof timeForwards };
 
@@ -75,7 +82,6 @@ export async function benchForwardSpeed(options: { rounds?: number; perRound?: n
     const node: number[] = [];
     const inPage: number[] = [];
     const inWorker: number[] = [];
-    for (let i = 0; i < 3; i++) await model.forward(input, { answer: "yes" }); // warm-up
     const timeOn = (where: "page" | "in-worker", n: number) =>
       evaluate(
         async (arg) => {
@@ -84,14 +90,26 @@ export async function benchForwardSpeed(options: { rounds?: number; perRound?: n
         },
         { ...sent, where, n },
       );
-    await timeOn("page", 3);
-    await timeOn("in-worker", 3);
-    for (let r = 0; r < rounds; r++) {
-      for (let i = 0; i < perRound; i++) {
+    const timeNode = async (n: number) => {
+      const times: number[] = [];
+      for (let i = 0; i < n; i++) {
         const start = performance.now();
         await model.forward(input, { answer: "yes" });
-        node.push(performance.now() - start);
+        times.push(performance.now() - start);
       }
+      return times;
+    };
+    // Each side runs until its forwards stop getting faster: the page's until V8 has compiled ONNX Runtime's hot
+    // WebAssembly functions with its optimising tier (seconds of background CPU, once per page load).
+    // Five batches in a row within 5%: three were met once on a plateau halfway through the compilation.
+    const steady = { window: 5 };
+    const warm = {
+      node: await warmUntilSteady(() => timeNode(perRound), steady),
+      page: await warmUntilSteady(() => timeOn("page", perRound), steady),
+      inWorker: await warmUntilSteady(() => timeOn("in-worker", perRound), steady),
+    };
+    for (let r = 0; r < rounds; r++) {
+      node.push(...(await timeNode(perRound)));
       inPage.push(...(await timeOn("page", perRound)));
       inWorker.push(...(await timeOn("in-worker", perRound)));
     }
@@ -103,6 +121,7 @@ export async function benchForwardSpeed(options: { rounds?: number; perRound?: n
     const lines = [
       `forward of tiny-vlm, page (model worker, WASM, ${setup.threads} thread${setup.threads === 1 ? "" : "s"}${setup.crossOriginIsolated ? "" : ", not cross-origin isolated"}, ONNX Runtime Web ${setup.ort}) vs onnxruntime-node: ${f(pageMs)} ms vs ${f(nodeMs)} ms → ${f(ratio)}× (target ≤ 3×; medians of ${rounds} × ${perRound}, interleaved)`,
       `  of which inside the worker: ${f(inWorkerMs)} ms (${f(inWorkerMs / nodeMs)}× Node); the worker boundary and comlink: ${f(pageMs - inWorkerMs)} ms`,
+      `  warm-up before timing (batches of ${perRound}, until five in a row agree within 5%): page ${warmLine(warm.page)}; in the worker ${warmLine(warm.inWorker)}; Node ${warmLine(warm.node)}`,
     ];
     return { nodeMs, pageMs, inWorkerMs, ratio, setup, lines };
   } finally {
