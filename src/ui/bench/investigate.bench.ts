@@ -18,6 +18,7 @@ import { promisify } from "node:util";
 import { parseEventLines, type RunEvent } from "../../agent/events.ts";
 import type { BrowserHarness } from "../../node/browser-harness.ts";
 import { settledStatus, step } from "./bench-steps.ts";
+import { poolTotal } from "./thread-pool-work.ts";
 import {
   busyIn,
   profileFunctions,
@@ -174,11 +175,18 @@ export async function benchInvestigate(
         .join(" · ");
     // The page's lines first: on a loaded machine the CLI's run after it takes minutes more.
     const pageCpu = rendererCpuSeconds(recorded);
+    const poolMs = poolTotal(recorded.pool);
     line(
       "600-case investigation in the page (WASM)",
-      `${pageSeconds.toFixed(1)} s wall, ${pageCpu.toFixed(1)} s CPU in the page's tasks (every thread of its renderer)`,
+      `${pageSeconds.toFixed(1)} s wall, ${pageCpu.toFixed(1)} s CPU in its renderer (its threads' tasks ${(pageCpu - poolMs / 1000).toFixed(1)} s, the thread pool ${(poolMs / 1000).toFixed(1)} s)`,
     );
-    line("  stages in the page, s", stageMs(pageEvents));
+    line("  stages in the page, s", `${stageMs(pageEvents)} · ${outsideStages(pageEvents, pageStart, pageSeconds)}`);
+    line(
+      "  the renderer's thread pool, s CPU",
+      Object.entries(recorded.pool)
+        .map(([kind, ms]) => `${kind} ${(ms / 1000).toFixed(1)}`)
+        .join(" · "),
+    );
     line(
       "600-case investigation: longest main-thread task",
       `${tasks.max.toFixed(0)} ms (${tasks.count} over 50 ms; target ≤ 200 ms)`,
@@ -217,7 +225,7 @@ export async function benchInvestigate(
       "600-case investigation, page (WASM) vs CLI",
       `${pageSeconds.toFixed(1)} s vs ${cliSeconds.toFixed(1)} s → ${(pageSeconds / cliSeconds).toFixed(2)}× (target ≤ 1.5×); CPU ${pageCpu.toFixed(1)} s vs ${cliCpu.toFixed(1)} s → ${(pageCpu / cliCpu).toFixed(2)}×`,
     );
-    line("  stages in the CLI, s", stageMs(cliEvents));
+    line("  stages in the CLI, s", `${stageMs(cliEvents)} · ${outsideStages(cliEvents, cliStart, cliSeconds)}`);
     const same = verdictsOf(pageEvents) === verdictsOf(cliEvents);
     line(
       "  verdicts, page vs CLI",
@@ -241,13 +249,30 @@ function childCpuSeconds(): number {
   return (Number(fields[13]) + Number(fields[14])) / 100;
 }
 
-/** CPU seconds of the measured page's renderer in the trace: every thread of the process that ran its main thread. */
+/**
+ * CPU seconds of the measured page's renderer in the trace: the tasks of every thread of the process that ran its
+ * main thread, and its thread pool's (V8 compiling the WebAssembly and JavaScript, its GC helpers): the CLI's
+ * process time counts its helper threads too.
+ */
 function rendererCpuSeconds(recorded: Awaited<ReturnType<typeof stopLongTaskRecording>>): number {
   const pid = recorded.mainThread.split(":")[0];
-  let ms = 0;
+  let ms = poolTotal(recorded.pool);
   for (const [thread, t] of recorded.threads)
     if (thread.split(":")[0] === pid) ms += t.tasks.reduce((n, task) => n + task.cpuMs, 0);
   return ms / 1000;
+}
+
+/**
+ * The page's time outside the stages: from the click to the run's first event (the model load, reading the
+ * cases), and from its last event to the page showing it finished.
+ */
+function outsideStages(events: readonly RunEvent[], clickedAt: number, seconds: number): string {
+  const first = events[0];
+  const last = events.at(-1);
+  if (!first || !last) return "no events";
+  const before = (Date.parse(first.ts) - clickedAt) / 1000;
+  const after = seconds - (Date.parse(last.ts) - clickedAt) / 1000;
+  return `before M1 ${before.toFixed(1)} (the model load, reading the cases) · after M5 ${after.toFixed(1)}`;
 }
 
 /** The ticks (µs, Chromium's clock) of an event's ISO time, from the profile's start and the wall time then. */

@@ -6,6 +6,7 @@
  * samples are the samples inside its span.
  */
 import type { Browser, CDPSession, Page } from "playwright-core";
+import { poolWork, type PoolWork } from "./thread-pool-work.ts";
 
 /** One main-thread task: where it began (µs, Chromium's clock), its wall time and its CPU time (ms). */
 export interface TracedTask {
@@ -79,13 +80,16 @@ export async function stopLongTaskRecording(
   mainThread: string;
   threads: ReturnType<typeof threadTasks>;
   profile: CpuProfile;
+  /** The CPU of the page renderer's thread pool (V8's compilers and GC helpers, …), by kind. */
+  pool: PoolWork;
 }> {
   const { profile } = (await recording.session.send("Profiler.stop")) as unknown as { profile: CpuProfile };
   await recording.session.detach().catch(() => undefined);
   const parsed = JSON.parse((await browser.stopTracing()).toString("utf8")) as { traceEvents?: TraceEvent[] };
   const threads = threadTasks(parsed);
   const mainThread = busiestMainThread(threads);
-  return { tasks: threads.get(mainThread)?.tasks ?? [], mainThread, threads, profile };
+  const pool = poolWork(parsed, Number(mainThread.split(":")[0]));
+  return { tasks: threads.get(mainThread)?.tasks ?? [], mainThread, threads, profile, pool };
 }
 
 /** The "pid:tid" of the renderer main thread that ran the most (the page measured: the other tabs are idle). */
