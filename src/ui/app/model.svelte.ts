@@ -366,12 +366,23 @@ export class ModelService {
     }
   }
 
-  /** The loaded model's status when it is `source` already; else loads it. */
+  /**
+   * The loaded model's status when it is `source` already; the load in flight when `ensure` is loading `source`
+   * already; else loads it.
+   */
   async ensure(source: ModelSource, options: ModelLoadOptions = {}): Promise<ModelStatus> {
     const wanted = sourceName(source) + (options.backend ? `#${options.backend}` : "");
     if (this.status && this.#loaded === wanted && !this.died) return this.status;
-    return this.load(source, options);
+    // The same model already loading (a form loads it when opened; Start then waits for that load, not a new one).
+    const ensuring = this.#ensuring;
+    if (this.loading && ensuring?.wanted === wanted && ensuring.token === this.#loadToken) return ensuring.loaded;
+    const loaded = this.load(source, options);
+    this.#ensuring = { wanted, token: this.#loadToken, loaded };
+    return loaded;
   }
+
+  /** The load `ensure` started and for which model; a later load (another `load` call) supersedes it. */
+  #ensuring: { readonly wanted: string; readonly token: number; readonly loaded: Promise<ModelStatus> } | undefined;
 
   /** Stops the load in flight (its files read so far stay cached); the loaded model, if any, is gone. */
   async cancelLoad(): Promise<void> {

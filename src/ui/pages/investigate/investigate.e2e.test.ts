@@ -103,6 +103,8 @@ it("runs the investigation in the page, resumes it after a reload during M1, and
   await page.goto(`${harness.url}#/investigate`);
   await page.getByText("No dataset is stored yet").waitFor();
   await shot(page, "investigate-empty");
+  // With nothing to investigate, nothing is loaded.
+  expect(await page.getByTestId("model-badge").textContent()).toBe("Model: none");
   await page.goto(harness.url);
   await page.getByTestId("library-add-demo").click();
   await page.getByText(/\b3\b datasets/).waitFor({ timeout: 120_000 });
@@ -122,6 +124,10 @@ it("runs the investigation in the page, resumes it after a reload during M1, and
   expect(await page.getByTestId("start-investigation").isDisabled()).toBe(true);
   await page.getByTestId("investigate-holdout").fill("0.4");
   await shot(page, "investigate-form");
+  // The form loaded the bundled model while it was filled in: Start begins with it loaded.
+  await expect
+    .poll(() => page.getByTestId("model-badge").textContent(), { timeout: 120_000 })
+    .toBe("Model: bundled:tiny-vlm");
   await page.getByTestId("start-investigation").click();
 
   // The run's own page: the rail follows the log, M1 labels the cases; reload part way through the labelling.

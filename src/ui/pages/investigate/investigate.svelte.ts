@@ -119,6 +119,20 @@ export class InvestigateFormState {
     );
   }
 
+  /**
+   * Loads the chosen model while the form is being filled in, so that Start begins with it loaded: only a bundled
+   * model (nothing to download), and only when the worker holds no model, loads none and has not died (never
+   * replacing a model another page loaded). Start waits for this load rather than starting another; a failed one
+   * is tried again by Start, which shows the error.
+   */
+  preload(): void {
+    const models = this.#app.models;
+    const option = this.modelOptions.find((o) => o.value === this.model);
+    if (!option || option.choice.source.kind !== "bundled") return;
+    if (models.status || models.loading || models.died) return;
+    void models.ensure(option.choice.source).catch(() => undefined);
+  }
+
   /** Starts the investigation; resolves with its run id (the loop goes on in the model worker). */
   async start(): Promise<string | undefined> {
     const { plan, error } = this.plan;
