@@ -5,6 +5,7 @@
  * thread and back, thousands of them in one run, and the model worker waited
  * on each.
  */
+import { KeptPromises } from "../src/core/kept-promises.ts";
 
 /**
  * A reader for `read` that keeps what it read, up to `maxBytes` in all
@@ -23,36 +24,6 @@ export function keptReads<T>(
   sizeOf: (value: T) => number,
   maxBytes: number,
 ): (key: string) => Promise<T> {
-  if (!(maxBytes >= 0)) throw new RangeError(`keptReads(): maxBytes must be ≥ 0, got ${maxBytes}`);
-  const kept = new Map<string, { value: Promise<T>; bytes: number }>();
-  let bytes = 0;
-  const evict = () => {
-    for (const [key, entry] of kept) {
-      if (bytes <= maxBytes) break;
-      kept.delete(key);
-      bytes -= entry.bytes;
-    }
-  };
-  return (key) => {
-    const found = kept.get(key);
-    if (found) {
-      kept.delete(key);
-      kept.set(key, found);
-      return found.value;
-    }
-    const entry = { value: read(key), bytes: 0 };
-    kept.set(key, entry);
-    entry.value.then(
-      (value) => {
-        if (kept.get(key) !== entry) return; // dropped meanwhile
-        entry.bytes = sizeOf(value);
-        bytes += entry.bytes;
-        evict();
-      },
-      () => {
-        if (kept.get(key) === entry) kept.delete(key);
-      },
-    );
-    return entry.value;
-  };
+  const kept = new KeptPromises(sizeOf, maxBytes);
+  return (key) => kept.use(key) ?? kept.keep(key, read(key));
 }

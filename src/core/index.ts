@@ -5,3 +5,4 @@ export * from "./result.ts";
 export * from "./yes-no.ts";
 export * from "./dataset.ts";
 export * from "./bytes.ts";
+export * from "./kept-promises.ts";

@@ -1,4 +1,4 @@
-import type { ImagePixels } from "../core/index.ts";
+import { KeptPromises, type ImagePixels } from "../core/index.ts";
 
 /** What an image reader gives: the file's bytes, or pixels already decoded. */
 export type ReadImage = Uint8Array | ImagePixels;
@@ -32,43 +32,17 @@ const sizeOf = (image: ReadImage): number => (image instanceof Uint8Array ? imag
 export function plannedImages(uses: ReadonlyMap<string, number>, budgetBytes = 256 * 2 ** 20): PlannedImages {
   if (!(budgetBytes >= 0)) throw new RangeError(`plannedImages(): budgetBytes must be ≥ 0, got ${budgetBytes}`);
   const left = new Map(uses);
-  /** In order of last use (a Map keeps insertion order: a use moves its image to the end). */
-  const kept = new Map<string, { readonly image: Promise<ReadImage>; bytes: number }>();
-  let bytes = 0;
-  const evict = () => {
-    for (const [ref, entry] of kept) {
-      if (bytes <= budgetBytes) return;
-      kept.delete(ref);
-      bytes -= entry.bytes;
-    }
-  };
+  const kept = new KeptPromises(sizeOf, budgetBytes);
   return {
     take(ref, read) {
       const remaining = (left.get(ref) ?? 1) - 1;
       if (remaining > 0) left.set(ref, remaining);
       else left.delete(ref);
-      let entry = kept.get(ref);
-      if (entry) kept.delete(ref);
-      else {
-        const image = read();
-        const fresh = { image, bytes: 0 };
-        entry = fresh;
-        image.then(
-          (value) => {
-            if (kept.get(ref) !== fresh) return; // let go before it arrived
-            fresh.bytes = sizeOf(value);
-            bytes += fresh.bytes;
-            evict();
-          },
-          () => {
-            if (kept.get(ref) === fresh) kept.delete(ref); // a failed read is tried again by the next trial
-          },
-        );
-      }
-      if (remaining > 0) kept.set(ref, entry);
-      else bytes -= entry.bytes;
-      return entry.image;
+      const image = kept.use(ref) ?? kept.keep(ref, read());
+      // Its last planned trial: let it go (a failed read is tried again by the next trial, if any).
+      if (remaining <= 0) kept.drop(ref);
+      return image;
     },
-    held: () => ({ images: kept.size, bytes }),
+    held: () => ({ images: kept.held.count, bytes: kept.held.bytes }),
   };
 }
