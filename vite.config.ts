@@ -4,6 +4,7 @@ import { svelte } from "@sveltejs/vite-plugin-svelte";
 import { playwright } from "@vitest/browser-playwright";
 import { spawn } from "node:child_process";
 import { createReadStream, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from "node:zlib";
 import { dirname, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,39 +12,52 @@ import { createRequire } from "node:module";
 import { chromiumPath, chromiumArgs } from "./src/node/chromium.mjs";
 import { writeServiceWorker } from "./src/ui/offline/build-sw.node.ts";
 
+/** ONNX Runtime Web's files the app ships (see `onnxRuntimeAssets`). */
+const ORT_FILES = [
+  "ort-wasm-simd-threaded.mjs",
+  "ort-wasm-simd-threaded.wasm",
+  "ort-wasm-simd-threaded.asyncify.mjs",
+  "ort-wasm-simd-threaded.asyncify.wasm",
+];
+/** The installed `onnxruntime-web`'s dist folder (the one transformers.js depends on too). */
+const ORT_DIST = dirname(createRequire(import.meta.url).resolve("onnxruntime-web"));
+
 /**
- * ONNX Runtime Web's wasm runtime, served by the app itself under `/ort/`
- * from the one installed `onnxruntime-web` (the version transformers.js
- * depends on). Two builds go into a production build: the plain one
- * (`onnxruntime-web/wasm`, what our runtime runs on the CPU) and the asyncify
- * one (`onnxruntime-web/webgpu`: WebGPU, and transformers.js).
+ * The folder the wasm runtime is served from, named by a hash of its files (`ort/<12 hex>/`): a name whose
+ * bytes never change, so it is sent `immutable`, a returning page reads it from the HTTP cache without asking,
+ * and Chromium reuses the machine code it compiled for it the last time (its wasm code cache is keyed by the
+ * URL and needs the response to come from the HTTP cache, not revalidated).
+ */
+const ORT_DIR = (() => {
+  const hash = createHash("sha256");
+  for (const name of ORT_FILES) hash.update(name).update(readFileSync(join(ORT_DIST, name)));
+  return `ort/${hash.digest("hex").slice(0, 12)}/`;
+})();
+
+/**
+ * ONNX Runtime Web's wasm runtime, served by the app itself under `/ort/<hash>/` (`ORT_DIR`) from the one
+ * installed `onnxruntime-web`. Two builds go into a production build: the plain one (`onnxruntime-web/wasm`,
+ * what our runtime runs on the CPU) and the asyncify one (`onnxruntime-web/webgpu`: WebGPU, and
+ * transformers.js).
  */
 function onnxRuntimeAssets(): Plugin {
-  const require = createRequire(import.meta.url);
-  const dist = dirname(require.resolve("onnxruntime-web")); // …/onnxruntime-web/dist
-  const shipped = [
-    "ort-wasm-simd-threaded.mjs",
-    "ort-wasm-simd-threaded.wasm",
-    "ort-wasm-simd-threaded.asyncify.mjs",
-    "ort-wasm-simd-threaded.asyncify.wasm",
-  ];
   return {
     name: "evalrx:onnxruntime-assets",
     configureServer(server) {
-      server.middlewares.use("/ort/", (req, res, next) => {
+      server.middlewares.use(`/${ORT_DIR}`, (req, res, next) => {
         const name = (req.url ?? "").split("?")[0]!.replace(/^\//, "");
-        const file = join(dist, name);
-        if (!/^ort-wasm[\w.-]*\.(wasm|mjs)$/.test(name) || !existsSync(file)) return next();
+        const file = join(ORT_DIST, name);
+        if (!ORT_FILES.includes(name)) return next();
         res.setHeader("Content-Type", name.endsWith(".wasm") ? "application/wasm" : "text/javascript");
+        res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
         // Raw middlewares run before Vite adds server.headers: the threaded build's worker script needs COEP itself.
         for (const [key, value] of Object.entries(isolation)) res.setHeader(key, value);
         createReadStream(file).pipe(res);
       });
     },
     generateBundle() {
-      for (const name of shipped) {
-        this.emitFile({ type: "asset", fileName: `ort/${name}`, source: readFileSync(join(dist, name)) });
-      }
+      for (const name of ORT_FILES)
+        this.emitFile({ type: "asset", fileName: `${ORT_DIR}${name}`, source: readFileSync(join(ORT_DIST, name)) });
     },
   };
 }
@@ -218,6 +232,8 @@ function contentSecurityPolicy(): Plugin {
  * the app's own chunks (3 MB of JavaScript, a quarter of that compressed).
  */
 const PRECOMPRESSED = /^(ort\/.*\.(wasm|mjs)|models\/.*\.(onnx|json)|assets\/.*\.(js|css))$/;
+/** Built files named by a hash of their bytes (Vite's `assets/`, the wasm runtime's `ort/<hash>/`): sent `immutable`. */
+const IMMUTABLE = /^(assets|ort\/[0-9a-f]{12})\//;
 const CONTENT_TYPES: Record<string, string> = {
   wasm: "application/wasm",
   mjs: "text/javascript",
@@ -243,7 +259,7 @@ function brotliParams(name: string, bytes: Uint8Array): Record<number, number> {
 /**
  * Delivery: writes `.br` and `.gz` beside every built wasm and model file (once, at build time), and has
  * `vite preview` answer a request for one with the precompressed file and its `Content-Encoding`, an ETag
- * (so a second visit gets 304s), and `Cache-Control: immutable` for Vite's hashed `assets/`. A static host
+ * (so a second visit gets 304s), and `Cache-Control: immutable` for Vite's hashed `assets/` and the wasm runtime's hashed folder. A static host
  * does the same with its own precompressed-file setting (see README, Serving the app elsewhere).
  */
 function precompressedDelivery(): Plugin {
@@ -266,7 +282,7 @@ function precompressedDelivery(): Plugin {
       const root = resolve(server.config.root, server.config.build.outDir);
       server.middlewares.use((req, res, next) => {
         const path = decodeURIComponent((req.url ?? "").split("?")[0]!).replace(/^\/+/, "");
-        if (path.startsWith("assets/")) res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+        if (IMMUTABLE.test(path)) res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
         if (!PRECOMPRESSED.test(path) || path.split("/").includes("..")) return next();
         const accepts = String(req.headers["accept-encoding"] ?? "");
         const encoding = /\bbr\b/.test(accepts) ? "br" : /\bgzip\b/.test(accepts) ? "gzip" : undefined;
@@ -279,8 +295,8 @@ function precompressedDelivery(): Plugin {
         res.setHeader("Content-Security-Policy", CONTENT_SECURITY_POLICY);
         res.setHeader("Vary", "Accept-Encoding");
         res.setHeader("ETag", etag);
-        // Hashed assets never change under their name; the rest is revalidated (304 when unchanged).
-        if (!path.startsWith("assets/")) res.setHeader("Cache-Control", "no-cache");
+        // Hashed assets and the hashed wasm folder never change under their name; the rest is revalidated (304).
+        if (!IMMUTABLE.test(path)) res.setHeader("Cache-Control", "no-cache");
         if (req.headers["if-none-match"] === etag) {
           res.statusCode = 304;
           res.end();
@@ -331,7 +347,7 @@ export default defineConfig({
     precompressedDelivery(),
     serviceWorker(),
   ],
-  define: { __EVALRX_VERSION__: JSON.stringify(packageVersion) },
+  define: { __EVALRX_VERSION__: JSON.stringify(packageVersion), __EVALRX_ORT_DIR__: JSON.stringify(ORT_DIR) },
   server: { host: "localhost", headers: isolation },
   preview: {
     host: "localhost",

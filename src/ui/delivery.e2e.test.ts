@@ -4,12 +4,14 @@
  * request that repeats the ETag gets 304 (nothing sent again); Vite's hashed assets go out compressed and
  * immutable; the service worker script is always revalidated. A first visit downloads each wasm build it uses
  * once (the offline copy's install takes what the page fetched from the HTTP cache), and never the WebGPU build
- * on a software adapter (headless Chromium's SwiftShader).
+ * on a software adapter (headless Chromium's SwiftShader). A returning visit, its page under the service
+ * worker, reuses the machine code Chromium compiled for the wasm runtime the time before.
  */
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startBrowserHarness, type BrowserHarness } from "../node/browser-harness.ts";
+import { builtOrtDir, startBrowserHarness, type BrowserHarness } from "../node/browser-harness.ts";
 import { ENGINE_CHECKS_KEY } from "./app/model-summary.ts";
 
 let harness: BrowserHarness;
@@ -19,7 +21,7 @@ beforeAll(async () => {
 afterAll(async () => harness?.close());
 
 it("serves the wasm and the models precompressed, revalidates them with 304, and marks hashed assets immutable", async () => {
-  const wasm = "ort/ort-wasm-simd-threaded.wasm";
+  const wasm = `${builtOrtDir(harness.outDir)}ort-wasm-simd-threaded.wasm`;
   const raw = statSync(join(harness.outDir, wasm)).size;
   const br = statSync(join(harness.outDir, `${wasm}.br`)).size;
   expect(br).toBeLessThan(raw / 2);
@@ -35,6 +37,11 @@ it("serves the wasm and the models precompressed, revalidates them with 304, and
     };
   }, wasm);
   expect(got).toMatchObject({ encoding: "br", type: "application/wasm", bytes: raw });
+  // Its folder is named by its hash: sent immutable, so a returning page neither asks for it nor compiles it again.
+  const wasmHeaders = (
+    await page.request.get(`${harness.url}${wasm}`, { headers: { "Accept-Encoding": "br" } })
+  ).headers();
+  expect(wasmHeaders["cache-control"]).toBe("public, max-age=31536000, immutable");
   const again = await page.request.get(`${harness.url}${wasm}`, {
     headers: { "Accept-Encoding": "br", "If-None-Match": got.etag! },
   });
@@ -76,7 +83,7 @@ it("a first visit downloads the wasm build it uses once, shared by the page's wo
       const finished = Date.now();
       counted.push(
         (async () => {
-          const name = /\/ort\/(ort-wasm[\w.-]*\.wasm)$/.exec(request.url())?.[1];
+          const name = /\/ort\/[0-9a-f]{12}\/(ort-wasm[\w.-]*\.wasm)$/.exec(request.url())?.[1];
           const response = await request.response();
           if (!name || !response || response.fromServiceWorker()) return;
           if (name === "ort-wasm-simd-threaded.wasm" && !request.serviceWorker())
@@ -116,5 +123,66 @@ it("a first visit downloads the wasm build it uses once, shared by the page's wo
     expect([...downloads.keys()]).toEqual(["ort-wasm-simd-threaded.wasm"]);
   } finally {
     await context.close();
+  }
+});
+
+/** The V8 WebAssembly events Chromium traced, in every process, while `run` ran. */
+async function wasmEvents(browser: Browser, page: Page, run: () => Promise<unknown>) {
+  // V8's wasm events reach the trace from a worker's thread only with the timeline's category on as well.
+  await browser.startTracing(page, { categories: ["v8.wasm", "disabled-by-default-devtools.timeline"] });
+  const failed = await run().then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
+  const trace = JSON.parse((await browser.stopTracing()).toString("utf8")) as {
+    traceEvents: { name: string; args?: { url?: string } }[];
+  };
+  if (failed) throw failed.error;
+  return trace.traceEvents.filter((e) => e.name.startsWith("v8.wasm."));
+}
+
+it("a returning visit, under the service worker, reuses the machine code compiled for the wasm runtime", async () => {
+  // A profile on disk: the HTTP cache and the code cache last from one page to the next, as a user's do.
+  const returning = await startBrowserHarness({ persistentProfile: true, appDir: harness.outDir });
+  try {
+    const browser = returning.context.browser()!;
+    const wasmUrl = `${returning.url}${builtOrtDir(harness.outDir)}ort-wasm-simd-threaded.wasm`;
+    const loadModel = async (page: Page) => {
+      await page.goto(`${returning.url}#/models`);
+      const card = page.locator('[data-testid="model-card"][data-model="bundled:tiny-vlm"]');
+      await card.getByTestId("load").click();
+      await card.getByTestId("model-loaded-badge").waitFor({ timeout: 120_000 });
+    };
+    const first = await returning.context.newPage();
+    // Chromium keeps the code once its optimising compiler has done enough of it, seconds after the load.
+    const seen = await wasmEvents(browser, first, async () => {
+      await loadModel(first);
+      await expect
+        .poll(() => first.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.active?.state), {
+          timeout: 240_000,
+        })
+        .toBe("activated");
+      await first.waitForTimeout(10_000);
+    });
+    for (let window = 0; window < 12 && !seen.some((e) => e.name === "v8.wasm.cachedModule"); window++)
+      seen.push(...(await wasmEvents(browser, first, () => first.waitForTimeout(5_000))));
+    expect(
+      seen.filter((e) => e.name === "v8.wasm.compiledModule").map((e) => e.args?.url),
+      `the first visit compiled the wasm runtime (traced: ${seen.map((e) => e.name).join(", ")})`,
+    ).toContain(wasmUrl);
+    expect(
+      seen.map((e) => e.name),
+      "Chromium kept the compiled code",
+    ).toContain("v8.wasm.cachedModule");
+    await first.close();
+
+    const second = await returning.context.newPage();
+    const again = await wasmEvents(browser, second, () => loadModel(second));
+    expect(await second.evaluate(() => !!navigator.serviceWorker.controller), "the service worker answers").toBe(true);
+    expect(again.filter((e) => e.name === "v8.wasm.moduleCacheHit").map((e) => e.args?.url)).toContain(wasmUrl);
+    expect(again.filter((e) => e.name === "v8.wasm.compiledModule").map((e) => e.args?.url)).not.toContain(wasmUrl);
+    expect(returning.foreignRequests).toEqual([]);
+  } finally {
+    await returning.close();
   }
 });

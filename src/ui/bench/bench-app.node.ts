@@ -310,7 +310,15 @@ try {
   }
 
   if (part("eval")) await (await import("./eval.bench.ts")).benchEval(harness, line);
-  if (part("investigate")) await (await import("./investigate.bench.ts")).benchInvestigate(harness, line);
+  if (part("investigate")) {
+    const { benchInvestigate, returningVisit } = await import("./investigate.bench.ts");
+    const returning = await returningVisit(harness.outDir);
+    try {
+      await benchInvestigate([{ label: "first visit", harness }, returning.visit], line);
+    } finally {
+      await returning.visit.harness.close();
+    }
+  }
   if (part("report")) await (await import("./report-render.bench.ts")).benchReportRender(harness, line);
   if (part("delivery")) await (await import("./delivery.bench.ts")).benchDelivery(harness, line);
   if (part("share")) await (await import("./share.bench.ts")).benchShare(harness, line);

@@ -30,7 +30,14 @@ try {
   await page.close();
   if (wants("investigate")) {
     line("load average before", load());
-    await (await import("./investigate.bench.ts")).benchInvestigate(harness, line);
+    const { benchInvestigate, returningVisit } = await import("./investigate.bench.ts");
+    const returning = await step("a returning user's browser: its earlier visit", () => returningVisit(harness.outDir));
+    try {
+      line("  engine check (returning user's browser)", returning.check);
+      await benchInvestigate([{ label: "first visit", harness }, returning.visit], line);
+    } finally {
+      await returning.visit.harness.close();
+    }
     line("load average after", load());
   }
   if (wants("report")) {

@@ -16,7 +16,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { parseEventLines, type RunEvent } from "../../agent/events.ts";
-import type { BrowserHarness } from "../../node/browser-harness.ts";
+import { startBrowserHarness, type BrowserHarness } from "../../node/browser-harness.ts";
+import { waitForEngineCheck } from "./engine-check-wait.ts";
 import { settledStatus, step } from "./bench-steps.ts";
 import { poolTotal } from "./thread-pool-work.ts";
 import {
@@ -48,15 +49,104 @@ const verdictsOf = (events: readonly RunEvent[]) =>
     .map((e) => `${String(e.payload["id"])} ${String(e.payload["verdict"])}`)
     .join(", ");
 
+/** `evalrx investigate` on the demo set as the page runs it (seed 1, holdout 0.4, ceiling L3b), writing into `out`. */
+export async function demoInvestigationInCli(out: string): Promise<void> {
+  const args = ["investigate", "--seed", "1", "--holdout", "0.4", "--max-tier", "L3b", "--out", out];
+  await exec(process.execPath, [join(ROOT, "src/node/bin.mjs"), ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    timeout: 1_800_000,
+  });
+}
+
+/** One visit of the page the investigation is measured in: its name in the lines, and its browser. */
+export interface Visit {
+  /** "first visit" (the wasm runtime compiled during the run), "returning visit" (compiled code reused)… */
+  readonly label: string;
+  readonly harness: BrowserHarness;
+}
+
 /**
- * Runs the demo investigation in a new tab of `harness` (adding the demo datasets when they are not stored), then
- * `evalrx investigate` in Node, and prints the figures through `line(label, value)`.
+ * A returning user's browser on `appDir`'s build: a profile on disk, whose earlier visit added the demo datasets
+ * and ran the engine check (so the wasm runtime was compiled once and Chromium kept its code, the service worker
+ * kept the app). Returns that check's line.
+ */
+export async function returningVisit(appDir: string): Promise<{ visit: Visit; check: string }> {
+  const harness = await startBrowserHarness({ persistentProfile: true, appDir });
+  const page = await harness.context.newPage();
+  try {
+    await page.goto(harness.url);
+    await page.getByTestId("library-add-demo").click();
+    await page.getByText(/\b3\b datasets/).waitFor({ timeout: 300_000 });
+    const check = await waitForEngineCheck(page, harness.url, 300_000);
+    // The offline copy kept (the service worker active), as after a user's earlier visit.
+    await page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
+    return { visit: { label: "returning visit", harness }, check };
+  } catch (error) {
+    await harness.close();
+    throw error;
+  } finally {
+    if (!page.isClosed()) await page.close();
+  }
+}
+
+/** What one investigation in the page measured. */
+interface PageRun {
+  readonly label: string;
+  readonly seconds: number;
+  /** CPU seconds of the page's renderer, its thread pool included. */
+  readonly cpu: number;
+  readonly events: RunEvent[];
+}
+
+/**
+ * Runs the demo investigation in a new tab of each visit's browser (adding the demo datasets when they are not
+ * stored), then `evalrx investigate` in Node, and prints the figures through `line(label, value)`: each visit's
+ * own lines, then each against the CLI.
  */
 export async function benchInvestigate(
-  harness: BrowserHarness,
+  visits: readonly Visit[],
   line: (label: string, value: string) => void,
 ): Promise<void> {
+  const runs: PageRun[] = [];
+  for (const visit of visits) runs.push(await investigateInPage(visit, line));
+  if (process.env["EVALRX_BENCH_PAGE_ONLY"]) return;
   const dir = mkdtempSync(join(tmpdir(), "evalrx-bench-investigate-"));
+  try {
+    const out = join(dir, "cli");
+    const cliStart = Date.now();
+    const cpuBefore = childCpuSeconds();
+    await step("the same investigation in the CLI", () => demoInvestigationInCli(out));
+    const cliSeconds = (Date.now() - cliStart) / 1000;
+    const cliCpu = childCpuSeconds() - cpuBefore;
+    const cliEvents = parseEventLines(readFileSync(join(out, "events.jsonl"), "utf8"));
+    for (const run of runs)
+      line(
+        `600-case investigation, page (${run.label}) vs CLI`,
+        `${run.seconds.toFixed(1)} s vs ${cliSeconds.toFixed(1)} s → ${(run.seconds / cliSeconds).toFixed(2)}× (target ≤ 1.5×); CPU ${run.cpu.toFixed(1)} s vs ${cliCpu.toFixed(1)} s → ${(run.cpu / cliCpu).toFixed(2)}×`,
+      );
+    line("  stages in the CLI, s", `${stageMs(cliEvents)} · ${outsideStages(cliEvents, cliStart, cliSeconds)}`);
+    for (const run of runs) {
+      const same = verdictsOf(run.events) === verdictsOf(cliEvents);
+      line(
+        `  verdicts, page (${run.label}) vs CLI`,
+        same ? `the same: ${verdictsOf(run.events)}` : `DIFFER: ${verdictsOf(run.events)} | ${verdictsOf(cliEvents)}`,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const stageMs = (events: readonly RunEvent[]) =>
+  events
+    .filter((e) => e.type === "stage.finished")
+    .map((e) => `${String(e.payload["stage"])} ${(Number(e.payload["ms"]) / 1000).toFixed(1)}`)
+    .join(" · ");
+
+/** The demo investigation in a new tab of the visit's browser, and its lines. */
+async function investigateInPage(visit: Visit, line: (label: string, value: string) => void): Promise<PageRun> {
+  const { harness, label } = visit;
   const page = await harness.context.newPage();
   try {
     await page.setViewportSize({ width: 1280, height: 900 });
@@ -168,16 +258,11 @@ export async function benchInvestigate(
     ]);
     const pageEvents = parseEventLines(readFileSync((await download.path())!, "utf8"));
 
-    const stageMs = (events: readonly RunEvent[]) =>
-      events
-        .filter((e) => e.type === "stage.finished")
-        .map((e) => `${String(e.payload["stage"])} ${(Number(e.payload["ms"]) / 1000).toFixed(1)}`)
-        .join(" · ");
     // The page's lines first: on a loaded machine the CLI's run after it takes minutes more.
     const pageCpu = rendererCpuSeconds(recorded);
     const poolMs = poolTotal(recorded.pool);
     line(
-      "600-case investigation in the page (WASM)",
+      `600-case investigation in the page (WASM, ${label})`,
       `${pageSeconds.toFixed(1)} s wall, ${pageCpu.toFixed(1)} s CPU in its renderer (its threads' tasks ${(pageCpu - poolMs / 1000).toFixed(1)} s, the thread pool ${(poolMs / 1000).toFixed(1)} s)`,
     );
     line("  stages in the page, s", `${stageMs(pageEvents)} · ${outsideStages(pageEvents, pageStart, pageSeconds)}`);
@@ -187,54 +272,12 @@ export async function benchInvestigate(
         .map(([kind, ms]) => `${kind} ${(ms / 1000).toFixed(1)}`)
         .join(" · "),
     );
-    line(
-      "600-case investigation: longest main-thread task",
-      `${tasks.max.toFixed(0)} ms (${tasks.count} over 50 ms; target ≤ 200 ms)`,
-    );
+    line("  longest main-thread task", `${tasks.max.toFixed(0)} ms (${tasks.count} over 50 ms; target ≤ 200 ms)`);
     traceLines(line, recorded, pageEvents, profileEpoch, workerProfiles);
-
-    if (process.env["EVALRX_BENCH_PAGE_ONLY"]) {
-      if (errors.length) line("  page errors", errors.join(" | "));
-      return;
-    }
-    const out = join(dir, "cli");
-    const cliStart = Date.now();
-    const cpuBefore = childCpuSeconds();
-    await step("the same investigation in the CLI", () =>
-      exec(
-        process.execPath,
-        [
-          join(ROOT, "src/node/bin.mjs"),
-          "investigate",
-          "--seed",
-          "1",
-          "--holdout",
-          "0.4",
-          "--max-tier",
-          "L3b",
-          "--out",
-          out,
-        ],
-        { cwd: ROOT, encoding: "utf8", timeout: 1_800_000 },
-      ),
-    );
-    const cliSeconds = (Date.now() - cliStart) / 1000;
-    const cliCpu = childCpuSeconds() - cpuBefore;
-    const cliEvents = parseEventLines(readFileSync(join(out, "events.jsonl"), "utf8"));
-    line(
-      "600-case investigation, page (WASM) vs CLI",
-      `${pageSeconds.toFixed(1)} s vs ${cliSeconds.toFixed(1)} s → ${(pageSeconds / cliSeconds).toFixed(2)}× (target ≤ 1.5×); CPU ${pageCpu.toFixed(1)} s vs ${cliCpu.toFixed(1)} s → ${(pageCpu / cliCpu).toFixed(2)}×`,
-    );
-    line("  stages in the CLI, s", `${stageMs(cliEvents)} · ${outsideStages(cliEvents, cliStart, cliSeconds)}`);
-    const same = verdictsOf(pageEvents) === verdictsOf(cliEvents);
-    line(
-      "  verdicts, page vs CLI",
-      same ? `the same: ${verdictsOf(pageEvents)}` : `DIFFER: ${verdictsOf(pageEvents)} | ${verdictsOf(cliEvents)}`,
-    );
     if (errors.length) line("  page errors", errors.join(" | "));
+    return { label, seconds: pageSeconds, cpu: pageCpu, events: pageEvents };
   } finally {
     await page.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -5,19 +5,16 @@
  * main-thread task meanwhile — beside the same view and HTML export built in Node in the same run. Called by
  * `npm run bench:app`. `EVALRX_BENCH_REPORT=path/report.json` measures that report instead of running the CLI.
  */
-import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import type { BrowserHarness } from "../../node/browser-harness.ts";
+import { demoInvestigationInCli } from "./investigate.bench.ts";
 import { startMainThreadTrace, stopMainThreadTrace, taskLine } from "./main-thread-trace.ts";
 import { renderReportHtml } from "../../report/html.ts";
 import { parseReport } from "../../report/schema.ts";
 import { reportView } from "../../report/view.ts";
 
-const ROOT = resolve(import.meta.dirname, "../../..");
-const exec = promisify(execFile);
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -45,22 +42,7 @@ export async function benchReportRender(
     let file = process.env["EVALRX_BENCH_REPORT"];
     if (!file) {
       const out = join(dir, "cli");
-      await exec(
-        process.execPath,
-        [
-          join(ROOT, "src/node/bin.mjs"),
-          "investigate",
-          "--seed",
-          "1",
-          "--holdout",
-          "0.4",
-          "--max-tier",
-          "L3b",
-          "--out",
-          out,
-        ],
-        { cwd: ROOT, encoding: "utf8", timeout: 1_800_000 },
-      );
+      await demoInvestigationInCli(out);
       file = join(out, "report.json");
     }
     const text = readFileSync(file, "utf8");

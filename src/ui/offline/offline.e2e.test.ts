@@ -12,19 +12,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startBrowserHarness, type BrowserHarness } from "../../node/browser-harness.ts";
+import { builtOrtDir, startBrowserHarness, type BrowserHarness } from "../../node/browser-harness.ts";
 import { parseReport } from "../../report/schema.ts";
 import { demoRunExport } from "../../share/fixtures.ts";
 import { ROUTES } from "../app/routes.ts";
 
-const WEBGPU_WASM = "ort/ort-wasm-simd-threaded.asyncify.wasm";
 const REPORT = new URL("../../report/fixtures/cli-report-200.json", import.meta.url).pathname;
 const report = parseReport(readFileSync(REPORT, "utf8"));
 
 let harness: BrowserHarness;
 let dir: string;
+/** ONNX Runtime's WebGPU build in the build (`ort/<hash>/…`). */
+let WEBGPU_WASM: string;
 beforeAll(async () => {
   harness = await startBrowserHarness();
+  WEBGPU_WASM = `${builtOrtDir(harness.outDir)}ort-wasm-simd-threaded.asyncify.wasm`;
   dir = mkdtempSync(join(tmpdir(), "evalrx-offline-e2e-"));
 });
 afterAll(async () => {
@@ -80,10 +82,10 @@ it("after one visit, starts, runs the playground and opens a stored run and repo
   // model the playground loaded is reloaded on WebGPU meanwhile); back to the measured engine, it stays kept.
   expect(webgpuBuild).toEqual([]);
   const keptBuild = () =>
-    page.evaluate(async () => {
-      const response = await caches.match("/ort/ort-wasm-simd-threaded.asyncify.wasm");
+    page.evaluate(async (url) => {
+      const response = await caches.match(url);
       return response ? (await response.arrayBuffer()).byteLength : 0;
-    });
+    }, `/${WEBGPU_WASM}`);
   expect(await keptBuild()).toBe(0);
   await page.getByTestId("device-webgpu").check();
   await expect.poll(keptBuild, { timeout: 120_000 }).toBe(statSync(join(harness.outDir, WEBGPU_WASM)).size);

@@ -8,11 +8,11 @@ const BUILD = [
   file("index.html"),
   file("assets/index-AbCdEf12.js"),
   file("assets/index-AbCdEf12.js.br"),
-  file("ort/ort-wasm-simd-threaded.wasm"),
-  file("ort/ort-wasm-simd-threaded.wasm.gz"),
-  file("ort/ort-wasm-simd-threaded.asyncify.wasm"),
-  file("ort/ort-wasm-simd-threaded.asyncify.mjs"),
-  file("ort/ort-wasm-simd-threaded.jspi.wasm"),
+  file("ort/0123456789ab/ort-wasm-simd-threaded.wasm"),
+  file("ort/0123456789ab/ort-wasm-simd-threaded.wasm.gz"),
+  file("ort/0123456789ab/ort-wasm-simd-threaded.asyncify.wasm"),
+  file("ort/0123456789ab/ort-wasm-simd-threaded.asyncify.mjs"),
+  file("ort/0123456789ab/ort-wasm-simd-threaded.jspi.wasm"),
   file("models/tiny-vlm/config.json"),
   file("sw.js"),
 ];
@@ -25,14 +25,14 @@ describe("precacheManifest", () => {
       "/assets/index-AbCdEf12.js",
       "/index.html",
       "/models/tiny-vlm/config.json",
-      "/ort/ort-wasm-simd-threaded.asyncify.mjs",
-      "/ort/ort-wasm-simd-threaded.asyncify.wasm",
-      "/ort/ort-wasm-simd-threaded.jspi.wasm",
-      "/ort/ort-wasm-simd-threaded.wasm",
+      "/ort/0123456789ab/ort-wasm-simd-threaded.asyncify.mjs",
+      "/ort/0123456789ab/ort-wasm-simd-threaded.asyncify.wasm",
+      "/ort/0123456789ab/ort-wasm-simd-threaded.jspi.wasm",
+      "/ort/0123456789ab/ort-wasm-simd-threaded.wasm",
     ]);
     expect(m.entries.filter((e) => e.lazy).map((e) => e.url)).toEqual([
-      "/ort/ort-wasm-simd-threaded.asyncify.wasm",
-      "/ort/ort-wasm-simd-threaded.jspi.wasm",
+      "/ort/0123456789ab/ort-wasm-simd-threaded.asyncify.wasm",
+      "/ort/0123456789ab/ort-wasm-simd-threaded.jspi.wasm",
     ]);
     expect(m.entries[1]).toEqual({ url: "/index.html", revision: sha("index.html").slice(0, 16), bytes: 10 });
     expect(m.version).toMatch(/^[0-9a-f]{16}$/);
@@ -89,8 +89,21 @@ describe("strategyFor", () => {
   it("answers the app's page loads with the shell, and its built files from the precache", () => {
     expect(kind(`${ORIGIN}/#/runs/x`, "navigate")).toBe("shell");
     expect(kind(`${ORIGIN}/index.html`, "navigate")).toBe("shell");
-    expect(kind(`${ORIGIN}/ort/ort-wasm-simd-threaded.wasm`)).toBe("precache");
+    expect(kind(`${ORIGIN}/ort/0123456789ab/ort-wasm-simd-threaded.asyncify.mjs`)).toBe("precache");
     expect(kind(`${ORIGIN}/models/tiny-vlm/config.json`)).toBe("precache");
+  });
+
+  it("sends the runtime's wasm under its hashed folder through the browser's own fetch (its compiled code kept)", () => {
+    expect(kind(`${ORIGIN}/ort/0123456789ab/ort-wasm-simd-threaded.wasm`)).toBe("compiled");
+    expect(kind(`${ORIGIN}/ort/0123456789ab/ort-wasm-simd-threaded.asyncify.wasm`)).toBe("compiled");
+    // A size asked for comes from the kept copy as for any built file; a wasm outside a hashed folder is kept as any.
+    expect(kind(`${ORIGIN}/ort/0123456789ab/ort-wasm-simd-threaded.wasm`, "cors", "HEAD")).toBe("precache");
+    const flat = precacheManifest([file("index.html"), file("ort/ort-wasm-simd-threaded.wasm")], "0.1.0", sha);
+    const flatUrls = new Map(flat.entries.map((e) => [e.url, e]));
+    expect(
+      strategyFor({ url: `${ORIGIN}/ort/ort-wasm-simd-threaded.wasm`, mode: "cors", method: "GET" }, flatUrls, ORIGIN)
+        .kind,
+    ).toBe("precache");
   });
 
   it("answers a HEAD for a built file from the precache too (sizes asked offline), and leaves other HEADs alone", () => {
@@ -109,7 +122,7 @@ describe("strategyFor", () => {
     expect(kind(`${ORIGIN}/served/my-model/config.json`)).toBe("runtime");
     expect(kind("https://huggingface.co/owner/name/resolve/main/config.json")).toBe("network");
     expect(kind("https://huggingface.co/api/models/owner/name")).toBe("network");
-    expect(kind(`${ORIGIN}/ort/ort-wasm-simd-threaded.wasm`, "cors", "POST")).toBe("network");
+    expect(kind(`${ORIGIN}/ort/0123456789ab/ort-wasm-simd-threaded.wasm`, "cors", "POST")).toBe("network");
     expect(kind("http://127.0.0.1:7777/jobs")).toBe("network");
     expect(kind("data:text/plain,hi")).toBe("network");
     expect(kind(`${ORIGIN}/elsewhere.html`, "navigate")).toBe("network");
@@ -123,8 +136,10 @@ describe("toDownload", () => {
     const b: PrecacheManifest = precacheManifest([...changed, file("assets/extra-12345678.js")], "0.1.0", sha);
     const { download, reuse } = toDownload(b, [a]);
     expect(download.map((e) => e.url)).toEqual(["/assets/extra-12345678.js", "/index.html"]);
-    expect(reuse.map((r) => r.entry.url)).toContain("/ort/ort-wasm-simd-threaded.wasm");
+    expect(reuse.map((r) => r.entry.url)).toContain("/ort/0123456789ab/ort-wasm-simd-threaded.wasm");
     expect(reuse.every((r) => r.from === a.version)).toBe(true);
-    expect(toDownload(a, []).download.map((e) => e.url)).not.toContain("/ort/ort-wasm-simd-threaded.jspi.wasm");
+    expect(toDownload(a, []).download.map((e) => e.url)).not.toContain(
+      "/ort/0123456789ab/ort-wasm-simd-threaded.jspi.wasm",
+    );
   });
 });

@@ -45,7 +45,7 @@ export const precacheName = (version: string) => `${PRECACHE_PREFIX}${version}`;
 /** Built files that are not the app: the precompressed twins (the browser gets them decoded) and the worker itself. */
 const NOT_KEPT = /(\.br|\.gz|\.map)$|^sw\.js$/;
 /** Built files kept when first used (see `PrecacheEntry.lazy`). */
-const LAZY = /^ort\/ort-wasm-simd-threaded\.(asyncify|jsep|jspi)\.wasm$|^models\/.*_untapped\.onnx$/;
+const LAZY = /^ort\/(?:[^/]+\/)?ort-wasm-simd-threaded\.(asyncify|jsep|jspi)\.wasm$|^models\/.*_untapped\.onnx$/;
 /** A file of a model folder: its folder's name. */
 const MODEL_FOLDER = /^models\/([^/]+)\//;
 
@@ -107,6 +107,13 @@ export type Strategy =
    */
   | { readonly kind: "precache"; readonly entry: PrecacheEntry }
   /**
+   * A wasm file of the runtime's hashed folder (`/ort/<hash>/…`, bytes fixed by its name): the browser's own
+   * fetch first, answered from its HTTP cache, beside which Chromium keeps the machine code it compiled (a
+   * response made by the worker would have to be compiled again on every page load); the kept copy when that
+   * fails (offline).
+   */
+  | { readonly kind: "compiled"; readonly entry: PrecacheEntry }
+  /**
    * A path of the build's own folders (`/assets/`, `/ort/`, `/models/`) that this build does not have: the
    * server's answer online (a page of another build still gets its files), a 404 offline.
    */
@@ -116,6 +123,8 @@ export type Strategy =
   /** Anything else (the hub, the companion, data: URLs, POSTs): not touched by the service worker. */
   | { readonly kind: "network" };
 
+/** The wasm runtime's files, under the folder named by their hash (see `Strategy`, "compiled"). */
+const COMPILED = /^\/ort\/[0-9a-f]{12}\/[^/]+\.wasm$/;
 /** The folders whose every file the build lists. */
 const BUILT_FOLDER = /^\/(assets|ort|models)\//;
 /** Files of a model folder served from a URL (configs, tokenizers, graphs, external weights). */
@@ -154,7 +163,8 @@ export function strategyFor(
     const path = decodeURIComponent(url.pathname);
     if (request.mode === "navigate" && !head && (path === "/" || path === "/index.html")) return { kind: "shell" };
     const entry = byUrl.get(path);
-    if (entry && !url.search) return { kind: "precache", entry };
+    if (entry && !url.search)
+      return !head && COMPILED.test(path) ? { kind: "compiled", entry } : { kind: "precache", entry };
     // The build knows every file of its own folders: a probe for an optional model file gets its 404 offline too.
     if (BUILT_FOLDER.test(path) && !entry) return { kind: "missing" };
   }

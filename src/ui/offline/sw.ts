@@ -256,6 +256,24 @@ async function precached(event: FetchEvent, entry: PrecacheEntry): Promise<Respo
 }
 
 /**
+ * A wasm file of the runtime's hashed folder: the network (in practice the HTTP cache, where it is `immutable`
+ * and Chromium keeps its compiled code beside it), then the kept copy (offline, or the host no longer has this
+ * build). The name fixes the bytes, so the network's answer needs no check; a file not kept yet is kept as well.
+ */
+async function compiled(event: FetchEvent, entry: PrecacheEntry): Promise<Response> {
+  const cache = await caches.open(CACHE);
+  const kept = await cache.match(entry.url);
+  if (!kept) event.waitUntil(keepEntry(entry, cache).catch(() => undefined));
+  try {
+    const response = await fetch(event.request);
+    if (response.ok) return response;
+  } catch {
+    // offline: the kept copy answers
+  }
+  return kept ?? precached(event, entry);
+}
+
+/**
  * A file of the build's folders that this build does not have: the server's answer, or a 404 when there is
  * none (offline: a probe for an optional model file gets its 404 there too). A page of another build that
  * this worker took over (a first visit's page, claimed by the build the host published since) so still gets
@@ -292,6 +310,7 @@ sw.addEventListener("fetch", (event) => {
   const strategy = strategyFor(event.request, byUrl, sw.location.origin);
   if (strategy.kind === "shell") event.respondWith(shell(event.request));
   else if (strategy.kind === "precache") event.respondWith(precached(event, strategy.entry));
+  else if (strategy.kind === "compiled") event.respondWith(compiled(event, strategy.entry));
   else if (strategy.kind === "missing") event.respondWith(missing(event.request));
   else if (strategy.kind === "runtime") event.respondWith(runtime(event));
 });
