@@ -53,6 +53,9 @@ export function toRgb(image: Uint8Array | ImagePixels): RgbImage {
   if (png.palette) {
     data = convertIndexedToRgb(png);
     channels = png.transparency ? 4 : 3;
+  } else if (png.depth < 8) {
+    // fast-png keeps 1-, 2- and 4-bit grey as packed rows; PNG allows those depths for grey alone (one channel).
+    data = unpackSamples(png.data, png.width, png.height, png.depth);
   }
   const rgb = new Uint8Array(png.width * png.height * 3);
   const scale = png.depth === 16 ? 1 / 257 : png.depth < 8 && !png.palette ? 255 / (2 ** png.depth - 1) : 1;
@@ -79,6 +82,29 @@ export function toRgba(image: Uint8Array | ImagePixels): ImagePixels {
   const data = new Uint8ClampedArray(width * height * 4).fill(255);
   for (let p = 0; p < width * height; p++) data.set(rgb.subarray(p * 3, p * 3 + 3), p * 4);
   return { width, height, data };
+}
+
+/**
+ * One sample per byte from rows of packed `depth`-bit samples (1, 2 or 4 bits, the leftmost pixel in the high bits,
+ * each row starting on a byte), as PNG stores grey below 8 bits.
+ *
+ * @example unpackSamples(Uint8Array.of(0b10110000), 4, 1, 1) // → Uint8Array [1, 0, 1, 1]
+ */
+export function unpackSamples(rows: ArrayLike<number>, width: number, height: number, depth: number): Uint8Array {
+  if (![1, 2, 4].includes(depth)) throw new Error(`unpackSamples: depth must be 1, 2 or 4 bits, got ${depth}`);
+  const stride = Math.ceil((width * depth) / 8);
+  if (rows.length < stride * height)
+    throw new Error(
+      `unpackSamples: ${width}×${height} at ${depth} bits needs ${stride * height} bytes, got ${rows.length}`,
+    );
+  const out = new Uint8Array(width * height);
+  const mask = (1 << depth) - 1;
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) {
+      const bit = x * depth;
+      out[y * width + x] = (rows[y * stride + (bit >> 3)]! >> (8 - depth - (bit & 7))) & mask;
+    }
+  return out;
 }
 
 function checkSize(width: number, height: number): void {

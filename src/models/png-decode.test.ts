@@ -346,3 +346,23 @@ describe("PNGs off the fast path", () => {
     expectFastPngError(longEnd);
   });
 });
+
+describe("grey PNGs of 1, 2 and 4 bits (rows of packed samples)", () => {
+  for (const depth of [1, 2, 4])
+    it(`decode through toRgb to their samples, scaled to 0–255: depth ${depth}`, () => {
+      const [width, height] = [11, 3];
+      const next = random(depth);
+      const samples = Array.from({ length: width * height }, () => Math.floor(next() * 2 ** depth));
+      const stride = Math.ceil((width * depth) / 8);
+      const rows = new Uint8Array(stride * height);
+      samples.forEach((value, p) => {
+        const bit = (p % width) * depth;
+        rows[Math.floor(p / width) * stride + (bit >> 3)]! |= value << (8 - depth - (bit & 7));
+      });
+      // Filters work on whole bytes; below 8 bits the byte to the left is the one they predict from.
+      const file = png(ihdr(width, height, depth, 0), zlibSync(filterRows(rows, stride, 1, (y) => (y + 1) % 5)));
+      const { rgb } = toRgb(file);
+      const grey = samples.map((v) => Math.round((v * 255) / (2 ** depth - 1)));
+      expect(Array.from(rgb)).toEqual(grey.flatMap((g) => [g, g, g]));
+    });
+});
