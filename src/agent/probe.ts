@@ -7,7 +7,7 @@
  */
 import { rankAnalyzers, type ProbeItem } from "../analyzers/index.ts";
 import type { FailureCase, ImagePixels, Model, ModelInput, Reduction, Trace } from "../core/index.ts";
-import { runEval, type Evaluator } from "../evals/index.ts";
+import { plannedImages, runEval, type Evaluator } from "../evals/index.ts";
 import type { ItemRecord, Store } from "../store/index.ts";
 import type { EventLog } from "./events.ts";
 import { inOrder } from "./in-order.ts";
@@ -147,9 +147,14 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
   const stored = new Map((await o.store.items(probeRun)).map((i) => [i.caseId, i]));
   const reductions = [...new Set(runnable.flatMap((a) => a.reductions))] as Reduction[];
   const wantsTrace = reductions.length > 0;
-  const imageCache = new Map<string, Promise<Uint8Array | ImagePixels>>();
   let done = stored.size;
   const todo = [...cases.entries()].filter(([, c]) => !stored.has(c.id));
+  // Each image read once, kept from its first case to its last (POPE asks about one image three times), under a
+  // byte budget: a large dataset's images are not all held at once.
+  const uses = new Map<string, number>();
+  for (const [, c] of todo)
+    if (c.input.image !== undefined) uses.set(c.input.image, (uses.get(c.input.image) ?? 0) + 1);
+  const images = plannedImages(uses);
   // Records are stored in case order behind the forwards: the next case's forward does not wait on the store.
   const records = writeBehind(async (batch: ItemRecord[]) => {
     await o.store.appendItems(probeRun, batch, {
@@ -169,11 +174,8 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
       const label = byCase.get(c.id);
       if (!label) throw new Error(`M1: case '${c.id}' has no label in run '${labelRun}'`);
       let image: Uint8Array | ImagePixels | undefined;
-      if (c.input.image !== undefined) {
-        let p = imageCache.get(c.input.image);
-        if (!p) imageCache.set(c.input.image, (p = o.images(c.input.image, c)));
-        image = await p;
-      }
+      const ref = c.input.image;
+      if (ref !== undefined) image = await images.take(ref, () => o.images(ref, c));
       const input: ModelInput = { prompt: c.input.prompt, ...(image ? { image } : {}) };
       const usable = image
         ? reductions
