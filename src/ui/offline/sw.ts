@@ -266,7 +266,8 @@ async function compiled(event: FetchEvent, entry: PrecacheEntry): Promise<Respon
   if (!kept) event.waitUntil(keepEntry(entry, cache).catch(() => undefined));
   try {
     const response = await fetch(event.request);
-    if (response.ok) return response;
+    // A host that answers a missing file with its index page (against the README's advice) sends HTML: not this file.
+    if (response.ok && !/text\/html/.test(response.headers.get("Content-Type") ?? "")) return response;
   } catch {
     // offline: the kept copy answers
   }
