@@ -16,7 +16,10 @@
  * src/ui/app/jobs.svelte.ts). The first eval is a user's first with the default (one copy): the first eval in a
  * page ran at 0.4–0.7× the speed of the next ones. The second is on two copies and starts the helper (kept while
  * the model stays loaded). Then, in turns (A B A B, so the load's drift falls on both), one copy and two with the
- * helper running. So one run prints what the second copy wins, at the same load.
+ * helper running. So one run prints what the second copy wins, at the same load. Given a returning user's browser
+ * (bench:app passes one: a profile on disk whose earlier visit left Chromium's compiled code for ONNX Runtime), a
+ * seventh eval runs there, the first in a new page, to show what that first eval costs when the code is not
+ * compiled again.
  * Prints the page's longest main-thread task (target ≤ 200 ms; by wall clock from the page's
  * PerformanceObserver, and by the main thread's own CPU time from a Chromium trace, which a loaded machine
  * does not inflate), trials/s of each page eval against the CLI's (target ≥ 0.5×), the page's workers' CPU time
@@ -35,6 +38,7 @@ import { runEval, yesNo } from "../../evals/index.ts";
 import { startBrowserHarness, type BrowserHarness } from "../../node/browser-harness.ts";
 import { FileStore } from "../../store/files.node.ts";
 import type { RunExport } from "../../store/types.ts";
+import type { Page } from "playwright-core";
 import { traced } from "../pages/datasets/bench/bench-datasets.node.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
@@ -49,7 +53,11 @@ const LONG_TASKS = `
 `;
 
 /** Runs the 600-case eval in the page `harness` serves and in Node; prints its lines through `line`. */
-export async function benchEval(harness: BrowserHarness, line: (label: string, value: string) => void): Promise<void> {
+export async function benchEval(
+  harness: BrowserHarness,
+  line: (label: string, value: string) => void,
+  returning?: BrowserHarness,
+): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "evalrx-bench-eval-"));
   const page = await harness.context.newPage();
   const errors: string[] = [];
@@ -137,32 +145,36 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
     };
 
     /** One 600-case eval started from the Runs page's form, on one copy of the model or two. */
-    const pageEval = async (name: string, copies: 1 | 2) => {
+    const pageEval = async (
+      name: string,
+      copies: 1 | 2,
+      on: { page: Page; url: string } = { page, url: harness.url },
+    ) => {
       // The internal switch the page reads at each eval's start (`modelCopies` in src/ui/app/jobs.svelte.ts).
-      await page.evaluate((n) => localStorage.setItem("evalrx:model-copies", String(n)), copies);
-      await page.goto(`${harness.url}#/runs`);
+      await on.page.evaluate((n) => localStorage.setItem("evalrx:model-copies", String(n)), copies);
+      await on.page.goto(`${on.url}#/runs`);
       // With a run stored (the 100k-case run before this part), the form starts folded behind "New eval…".
-      const fold = page.getByRole("button", { name: "New eval…" });
-      await page.getByTestId("eval-dataset").or(fold).first().waitFor();
+      const fold = on.page.getByRole("button", { name: "New eval…" });
+      await on.page.getByTestId("eval-dataset").or(fold).first().waitFor();
       if (await fold.isVisible()) await fold.click();
-      await page.getByTestId("eval-dataset").selectOption("pope");
-      await page.getByLabel("Max new tokens").fill("3");
-      await page.getByTestId("eval-name").fill(name);
-      await page.getByTestId("eval-plan").filter({ hasText: "600 cases" }).waitFor();
-      const from = await page.evaluate(() => performance.now());
+      await on.page.getByTestId("eval-dataset").selectOption("pope");
+      await on.page.getByLabel("Max new tokens").fill("3");
+      await on.page.getByTestId("eval-name").fill(name);
+      await on.page.getByTestId("eval-plan").filter({ hasText: "600 cases" }).waitFor();
+      const from = await on.page.evaluate(() => performance.now());
       const loadBefore = loadAverage();
-      const { tasks } = await traced(page, async () => {
-        await page.getByTestId("start-eval").click();
+      const { tasks } = await traced(on.page, async () => {
+        await on.page.getByTestId("start-eval").click();
         // Polled once a second: a locator's wait polls the page's DOM many times a second, main-thread work of the
         // bench's own that the page's user does not cause (211 ms of the page's main thread in a profiled run).
         // A function, not a string: the app's CSP forbids the eval a string predicate needs.
-        await page.waitForFunction(
+        await on.page.waitForFunction(
           () => document.querySelector('[data-testid="run-status"]')?.textContent?.trim() === "finished",
           undefined,
           { polling: 1000, timeout: 900_000 },
         );
       });
-      const observed = await page.evaluate(
+      const observed = await on.page.evaluate(
         (t0) =>
           (window as unknown as { __longTasks: { start: number; duration: number }[] }).__longTasks
             .filter((t) => t.start >= t0)
@@ -170,8 +182,8 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
         from,
       );
       const [download] = await Promise.all([
-        page.waitForEvent("download"),
-        page.getByRole("button", { name: "Export run file" }).click(),
+        on.page.waitForEvent("download"),
+        on.page.getByRole("button", { name: "Export run file" }).click(),
       ]);
       const exported = JSON.parse(readFileSync((await download.path())!, "utf8")) as RunExport;
       const seconds = (Date.parse(exported.run.finishedAt!) - Date.parse(exported.run.startedAt)) / 1000;
@@ -198,6 +210,22 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
     ones.push(await pageEval("bench-eval-600-one-b", 1));
     twos.push(await pageEval("bench-eval-600-two-b", 2));
     await page.evaluate(() => localStorage.removeItem("evalrx:model-copies"));
+    // A returning user's first eval in a new page: Chromium's compiled code for ONNX Runtime kept from an earlier visit.
+    let returned: Awaited<ReturnType<typeof pageEval>> | undefined;
+    if (returning) {
+      const again = await returning.context.newPage();
+      try {
+        await again.setViewportSize({ width: 1280, height: 900 });
+        await again.addInitScript(LONG_TASKS);
+        await again.goto(`${returning.url}#/models`);
+        const card = again.locator('[data-testid="model-card"][data-model="bundled:tiny-vlm"]');
+        await card.getByTestId("load").click();
+        await card.getByTestId("model-loaded-badge").waitFor({ timeout: 300_000 });
+        returned = await pageEval("bench-eval-600-first-returning", 1, { page: again, url: returning.url });
+      } finally {
+        await again.close();
+      }
+    }
     const one = ones[0]!;
     const after = await cli("cli-after");
     await model.dispose();
@@ -209,6 +237,7 @@ export async function benchEval(harness: BrowserHarness, line: (label: string, v
       ["two copies, A", twos[0]!],
       ["one copy, B", ones[1]!],
       ["two copies, B", twos[1]!],
+      ...(returned ? ([["first eval in a returning visit's new page, one copy", returned]] as const) : []),
     ] as const;
     const longestCpu = Math.max(...pages.map(([, p]) => p.tasks.longestCpu));
     const longestWall = Math.max(...pages.map(([, p]) => p.longestWall));
