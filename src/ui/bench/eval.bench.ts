@@ -222,6 +222,7 @@ export async function benchEval(
         await card.getByTestId("load").click();
         await card.getByTestId("model-loaded-badge").waitFor({ timeout: 300_000 });
         returned = await pageEval("bench-eval-600-first-returning", 1, { page: again, url: returning.url });
+        await again.evaluate(() => localStorage.removeItem("evalrx:model-copies"));
       } finally {
         await again.close();
       }

@@ -11,6 +11,7 @@
  * `EVALRX_BENCH_PAGE_ONLY=1` stops after the page's lines (no CLI run), and `EVALRX_BENCH_SAMPLE=n` investigates
  * n of the 600 cases: for profiling on a loaded machine, where the whole bench takes half an hour.
  * `EVALRX_BENCH_SHOTS=dir` saves screenshots of the page there: while it runs (once M2 has started) and finished.
+ * `EVALRX_BENCH_COPIES=2` runs the page's investigations on two copies of the model (a helper worker; default one).
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -210,6 +211,12 @@ async function investigateInPage(visit: Visit, line: (label: string, value: stri
       await page.getByText(/\b3\b datasets/).waitFor({ timeout: 300_000 });
       await page.goto(`${harness.url}#/investigate`);
     }
+    // The page's internal switch for the model's copies (src/ui/app/jobs.svelte.ts `modelCopies`), read at Start.
+    const copies = process.env["EVALRX_BENCH_COPIES"];
+    await page.evaluate(
+      (n) => (n ? localStorage.setItem("evalrx:model-copies", n) : localStorage.removeItem("evalrx:model-copies")),
+      copies ?? "",
+    );
     await page.getByTestId("investigate-dataset").selectOption("pope");
     const sample = process.env["EVALRX_BENCH_SAMPLE"] ?? "";
     await page.getByTestId("investigate-sample").fill(sample);
