@@ -7,7 +7,7 @@
  */
 import { rankAnalyzers, type ProbeItem } from "../analyzers/index.ts";
 import type { FailureCase, ImagePixels, Model, ModelInput, Reduction, Trace } from "../core/index.ts";
-import { plannedImages, runEval, type Evaluator } from "../evals/index.ts";
+import { imageUses, plannedImages, runEval, type Evaluator } from "../evals/index.ts";
 import type { ItemRecord, Store } from "../store/index.ts";
 import type { EventLog } from "./events.ts";
 import { inOrder } from "./in-order.ts";
@@ -151,10 +151,7 @@ export async function probe(o: ProbeOptions, log: EventLog): Promise<ProbedCase[
   const todo = [...cases.entries()].filter(([, c]) => !stored.has(c.id));
   // Each image read once, kept from its first case to its last (POPE asks about one image three times), under a
   // byte budget: a large dataset's images are not all held at once.
-  const uses = new Map<string, number>();
-  for (const [, c] of todo)
-    if (c.input.image !== undefined) uses.set(c.input.image, (uses.get(c.input.image) ?? 0) + 1);
-  const images = plannedImages(uses);
+  const images = plannedImages(imageUses(todo.map(([, c]) => c.input.image)));
   // Records are stored in case order behind the forwards: the next case's forward does not wait on the store.
   const records = writeBehind(async (batch: ItemRecord[]) => {
     await o.store.appendItems(probeRun, batch, {

@@ -27,7 +27,7 @@ export {
   type EvalRunConfig,
 } from "./run-view.ts";
 export { checkRunFile } from "./run-file.ts";
-export { plannedImages, type PlannedImages, type ReadImage } from "./planned-images.ts";
+export { imageUses, plannedImages, type PlannedImages, type ReadImage } from "./planned-images.ts";
 export { summarize, formatSummary, type EvalSummary, type MetricSummary } from "./summary.ts";
 export {
   runEval,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { plannedImages, type ReadImage } from "./planned-images.ts";
+import { imageUses, plannedImages, type ReadImage } from "./planned-images.ts";
 
 /** A reader that counts its reads per image; each image is `size` bytes. */
 function counting(size = 10) {
@@ -64,5 +64,17 @@ describe("plannedImages", () => {
 
   it("refuses a budget that is not a number of bytes", () => {
     expect(() => plannedImages(new Map(), Number.NaN)).toThrow("plannedImages(): budgetBytes must be ≥ 0, got NaN");
+  });
+});
+
+describe("imageUses", () => {
+  it("counts each image's planned calls, skipping calls without one", () => {
+    expect(imageUses(["a.png", "b.png", undefined, "a.png"])).toEqual(
+      new Map([
+        ["a.png", 2],
+        ["b.png", 1],
+      ]),
+    );
+    expect(imageUses([])).toEqual(new Map());
   });
 });

@@ -15,6 +15,18 @@ export interface PlannedImages {
 const sizeOf = (image: ReadImage): number => (image instanceof Uint8Array ? image : image.data).byteLength;
 
 /**
+ * How many times each image is asked for, from the image of each planned call in order (a call without one
+ * gives `undefined`): what `plannedImages` is given.
+ *
+ * @example imageUses(["a.png", "b.png", undefined, "a.png"]) // → Map { "a.png" → 2, "b.png" → 1 }
+ */
+export function imageUses(refs: Iterable<string | undefined>): Map<string, number> {
+  const uses = new Map<string, number>();
+  for (const ref of refs) if (ref !== undefined) uses.set(ref, (uses.get(ref) ?? 0) + 1);
+  return uses;
+}
+
+/**
  * Which images should an eval keep in memory, when it knows its whole plan?
  * Each image is kept from its first trial until its last one (`uses` counts
  * the trials that will ask for it), so however the plan orders the cases an

@@ -3,7 +3,7 @@ import { caseHash, datasetVersion } from "../datasets/identity.ts";
 import { sha256Hex } from "../datasets/hash.ts";
 import type { ItemRecord, RunLock, RunRecord, Store } from "../store/types.ts";
 import { runChecks } from "./evaluator.ts";
-import { plannedImages } from "./planned-images.ts";
+import { imageUses, plannedImages } from "./planned-images.ts";
 import { fingerprintHash, type Fingerprint } from "./fingerprint.ts";
 import { evalConfig, runView, toItemCheck, type EvalRunConfig, type RunCaseInfo, type RunView } from "./run-view.ts";
 import { summarize, type EvalSummary } from "./summary.ts";
@@ -319,12 +319,7 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
   const pending: number[] = [];
   for (let i = 0; i < total; i++) if (!done.has(i)) pending.push(i);
   // Each image read once, kept from its first pending trial to its last (several questions, several repeats).
-  const uses = new Map<string, number>();
-  for (const index of pending) {
-    const ref = cases[Math.floor(index / repeats)]!.input.image;
-    if (ref !== undefined) uses.set(ref, (uses.get(ref) ?? 0) + 1);
-  }
-  const images = plannedImages(uses);
+  const images = plannedImages(imageUses(pending.map((index) => cases[Math.floor(index / repeats)]!.input.image)));
   const imageOf = (row: FailureCase): Promise<Uint8Array | ImagePixels> =>
     images.take(row.input.image!, () => options.images!(row.input.image!, row));
 

@@ -41,7 +41,9 @@ export async function step<T>(
 /** Where an investigation's status badge stands: still going, or one of the states it ends in. */
 export type SettledStatus = "finished" | "failed" | "cancelled" | "interrupted";
 
-const SETTLED = new Set<string>(["finished", "failed", "cancelled", "interrupted"]);
+/** The states an investigation's status badge ends in (handed to page-side waits, which cannot import). */
+export const SETTLED_STATUSES: readonly SettledStatus[] = ["finished", "failed", "cancelled", "interrupted"];
+const SETTLED = new Set<string>(SETTLED_STATUSES);
 
 /**
  * The investigation's status badge text as a settled state, or undefined while it runs (or shows none yet).

@@ -21,7 +21,7 @@ import { promisify } from "node:util";
 import { parseEventLines, type RunEvent } from "../../agent/events.ts";
 import { startBrowserHarness, type BrowserHarness } from "../../node/browser-harness.ts";
 import { waitForEngineCheck } from "./engine-check-wait.ts";
-import { settledStatus, step } from "./bench-steps.ts";
+import { SETTLED_STATUSES, settledStatus, step } from "./bench-steps.ts";
 import { poolTotal } from "./thread-pool-work.ts";
 import {
   busyIn,
@@ -236,16 +236,16 @@ async function investigateInPage(visit: Visit, line: (label: string, value: stri
     const profileEpoch = Date.now();
     // The page's own clock says when it showed the run settled (a mutation observer on its DOM), so the wall time
     // is the page's, not the moment the bench's once-a-second poll noticed it (half a second late on average).
-    const clickedAt = await page.evaluate(() => {
+    const clickedAt = await page.evaluate((settledStates) => {
       const w = window as unknown as { __settledAt?: number };
       new MutationObserver((_, observer) => {
         const text = document.querySelector('[data-testid="investigation-status"]')?.textContent?.trim() ?? "";
-        if (!["finished", "failed", "cancelled", "interrupted"].includes(text)) return;
+        if (!settledStates.includes(text)) return;
         w.__settledAt = performance.now();
         observer.disconnect();
       }).observe(document.body, { childList: true, subtree: true, characterData: true });
       return performance.now();
-    });
+    }, SETTLED_STATUSES as string[]);
     const pageStart = Date.now();
     await page.getByTestId("start-investigation").click();
     // Polled once a second (a locator's wait polls the DOM many times a second: the bench's own main-thread work).
@@ -261,11 +261,11 @@ async function investigateInPage(visit: Visit, line: (label: string, value: stri
     const settled = await step("the 600-case investigation in the page", async () => {
       const handle = await page
         .waitForFunction(
-          () => {
+          (settledStates) => {
             const text = document.querySelector('[data-testid="investigation-status"]')?.textContent?.trim() ?? "";
-            return ["finished", "failed", "cancelled", "interrupted"].includes(text) ? text : false;
+            return settledStates.includes(text) ? text : false;
           },
-          undefined,
+          SETTLED_STATUSES as string[],
           { polling: 1000, timeout: 1_800_000 },
         )
         .catch(async (error: unknown) => {
