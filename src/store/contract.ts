@@ -154,6 +154,19 @@ export function storeContract(name: string, factory: StoreFactory): void {
         expect(await store.getImage(other)).toBeUndefined();
         await expect(store.getImage("images/red.png")).rejects.toThrow(/not sha256/);
       });
+
+      withStore("several are read in one call, in the order asked, undefined where none is stored", async (store) => {
+        const red = await store.putImage(PNG);
+        const other = `sha256:${"0".repeat(64)}`;
+        const bare = red.slice("sha256:".length);
+        expect(await store.getImages([other, red, bare])).toEqual([
+          undefined,
+          { hash: PNG_KEY, bytes: PNG, type: "image/png" },
+          { hash: PNG_KEY, bytes: PNG, type: "image/png" },
+        ]);
+        expect(await store.getImages([])).toEqual([]);
+        await expect(store.getImages([red, "images/red.png"])).rejects.toThrow(/not sha256/);
+      });
     });
 
     describe("runs", () => {

@@ -180,6 +180,10 @@ export class FileStore implements Store {
     }
   }
 
+  async getImages(hashes: readonly string[]): Promise<(ImageRecord | undefined)[]> {
+    return Promise.all(hashes.map((hash) => this.getImage(hash)));
+  }
+
   async hasImage(hash: string): Promise<boolean> {
     return existsSync(join(this.#root, "images", imageHex(hash)));
   }

@@ -274,6 +274,15 @@ export class IdbStore implements Store {
     return this.#db.get("images", `sha256:${imageHex(hash)}`);
   }
 
+  async getImages(hashes: readonly string[]): Promise<(ImageRecord | undefined)[]> {
+    const keys = hashes.map((hash) => `sha256:${imageHex(hash)}`);
+    // One transaction for all: a transaction per image queued behind a running eval's writes (108 ms each on average).
+    const tx = this.#db.transaction("images", "readonly");
+    const records = await Promise.all(keys.map((key) => tx.store.get(key) as Promise<ImageRecord | undefined>));
+    await tx.done;
+    return records;
+  }
+
   async hasImage(hash: string): Promise<boolean> {
     return (await this.#db.getKey("images", `sha256:${imageHex(hash)}`)) !== undefined;
   }

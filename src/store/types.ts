@@ -239,6 +239,8 @@ export interface Store {
   /** Stores the bytes (once) and returns their `sha256:<hex>` key. */
   putImage(bytes: Uint8Array, type?: string): Promise<string>;
   getImage(hash: string): Promise<ImageRecord | undefined>;
+  /** Several images in one read (one transaction where the store has them), in the order asked; undefined where none is stored. */
+  getImages(hashes: readonly string[]): Promise<(ImageRecord | undefined)[]>;
   hasImage(hash: string): Promise<boolean>;
 
   // Runs.
