@@ -45,6 +45,7 @@ import { BackgroundGate } from "./background-gate.ts";
 import { pageL4, type PageL4Factory } from "./l4-job.ts";
 import { startModelHelper } from "./model-helper.ts";
 import { SharedCopy } from "./model-copies.ts";
+import { warmUp, type WarmUp } from "./warm-up.ts";
 import { inspectModel, planModel, type ModelInspection } from "../src/models/inspect.ts";
 import type { AttentionStatus } from "../src/models/attention-status.ts";
 import { getSpec, inferSpec, isImageModel } from "../src/models/specs/index.ts";
@@ -342,6 +343,8 @@ async function recallEngine(): Promise<EngineCheck | undefined> {
  * measures a software WebGPU adapter too, which the startup check leaves out.
  */
 async function checkEngine(options: { force?: boolean } = {}): Promise<EngineCheck> {
+  // A measurement of speed: the model's warm-up must not run beside it.
+  await endWarmUp();
   if (!options.force && engine) return engine;
   if (engineRun) return engineRun;
   const gpu = (navigator as Navigator & { gpu?: GpuLike }).gpu;
@@ -368,6 +371,16 @@ async function decideDevice(wanted: WorkerLoadOptions["device"]): Promise<Backen
   // "auto" never waits for a measurement: until one exists it is WASM (the page reloads once the check picks WebGPU).
   const check = await recallEngine();
   return check ? choiceOf(check) : PROVISIONAL;
+}
+
+/** The loaded model's warm-up, while it may still be running (see `warmUp`). */
+let warming: WarmUp | undefined;
+
+/** Ends the warm-up before a real call: it waits for the made-up call in flight, then the model is the caller's. */
+async function endWarmUp(): Promise<void> {
+  const warm = warming;
+  warming = undefined;
+  if (warm) await warm.stop();
 }
 
 function requireModel(): OrtModel {
@@ -633,6 +646,7 @@ const api = {
       fileHashes: log.hashes,
       fileBytes: log.sizes,
     };
+    warming = warmUp(loaded);
     return modelStatus;
   },
 
@@ -685,6 +699,7 @@ const api = {
 
   /** Generates an answer (greedy by default; seeded sampling with `temperature`). */
   async generate(input: ModelInput, options: Omit<OrtGenerateOptions, "signal"> = {}): Promise<Generation> {
+    await endWarmUp();
     if (blackBox) {
       const ids = await blackBox.generateIds(input, options);
       // transformers.js does not say why it stopped nor how long the prompt was: -1 = unknown.
@@ -696,6 +711,7 @@ const api = {
 
   /** One teacher-forced forward returning the asked reductions as small typed arrays (moved to the page, not copied). */
   async forward(input: ModelInput, capture: Omit<CaptureOptions, "signal"> = {}): Promise<Trace> {
+    await endWarmUp();
     if (blackBox) return blackBox.forward(input, capture);
     const m = requireModel();
     const trace = await cancellable((signal) => m.forward(input, { ...capture, signal }));
@@ -708,6 +724,7 @@ const api = {
    * every 250 ms (`progressEveryMs`). `cancelEval(runId)` stops it, keeping what was judged.
    */
   async runEval(request: EvalJobRequest, onProgress?: (p: EvalJobProgress) => void): Promise<EvalJobResult> {
+    await endWarmUp();
     const loaded: Model | undefined = model ?? blackBox;
     if (!loaded || !modelStatus) throw new Error("no model is loaded in this worker: load one before running an eval");
     const key = request.resume ?? request.runId;
@@ -756,6 +773,7 @@ const api = {
     request: InvestigateJobRequest,
     onUpdate?: (update: InvestigationUpdate) => void,
   ): Promise<InvestigateJobResult> {
+    await endWarmUp();
     const loaded: Model | undefined = model ?? blackBox;
     if (!loaded || !modelStatus)
       throw new Error("no model is loaded in this worker: load one before starting an investigation");
@@ -805,6 +823,7 @@ const api = {
    * full attention stays in this worker (`attentionMatrix`); `cancel()` stops it.
    */
   async explain(request: ExplainRequest): Promise<Explanation> {
+    await endWarmUp();
     if (blackBox && !model)
       throw new Error(
         "the playground reads the model's internals: load the model with the white-box runtime (ort backend), not transformers.js",
@@ -835,6 +854,7 @@ const api = {
 
   /** Releases the loaded model's sessions. */
   async dispose(): Promise<void> {
+    await endWarmUp();
     current?.abort();
     for (const controller of jobs.values()) controller.abort();
     const m = model;

@@ -27,6 +27,7 @@ import {
   readJson,
   type FileSource,
   type PlainTensor,
+  type RunOptions,
   type Session,
   type SessionFactory,
 } from "./session.ts";
@@ -68,6 +69,11 @@ export interface Generation {
 /** Generation options, plus an attention bias applied at every step (an `attention_write` intervention). */
 export interface OrtGenerateOptions extends GenerateOptions {
   readonly attentionBias?: AttentionBias;
+  /**
+   * `false`: every session run is computed, none answered from or kept in a memo, none counted toward a memo's hit
+   * rate (see `memoSession`): a warm-up's made-up inputs would otherwise fill the memo and could switch it off.
+   */
+  readonly memo?: boolean;
 }
 
 const ATTENTION_REDUCTIONS: readonly Reduction[] = [
@@ -295,7 +301,7 @@ export class OrtModel implements Model {
   }
 
   /** Tokenizes a prompt (BOS added as the tokenizer says), expands the image token, embeds the image. */
-  async encode(input: ModelInput): Promise<Encoded> {
+  async encode(input: ModelInput, run: RunOptions = {}): Promise<Encoded> {
     if (typeof input?.prompt !== "string") throw new Error("model input: expected { prompt: string, image? }");
     const ids = this.p.codec.encode(input.prompt, true);
     const imageToken = this.p.imageTokenId;
@@ -322,6 +328,7 @@ export class OrtModel implements Model {
       const out = await this.p.vision!.run(
         { pixel_values: f32(pixels, [1, 3, this.p.image!.height, this.p.image!.width]) },
         ["image_features"],
+        run,
       );
       const feats = out.image_features!;
       if (feats.dims[1] !== count)
@@ -342,10 +349,11 @@ export class OrtModel implements Model {
     ids: readonly number[],
     encoded?: Encoded,
     offset = 0,
+    run: RunOptions = {},
   ): Promise<Record<string, PlainTensor>> {
     const idsTensor = i64(ids, [1, ids.length]);
     if (!this.p.embed) return { input_ids: idsTensor };
-    const out = await this.p.embed.run({ input_ids: idsTensor }, ["inputs_embeds"]);
+    const out = await this.p.embed.run({ input_ids: idsTensor }, ["inputs_embeds"], run);
     const embeds = asFloat32(out.inputs_embeds!);
     const D = this.spec.hiddenSize;
     if (encoded?.features) {
@@ -452,7 +460,8 @@ export class OrtModel implements Model {
       throw new Error(`generate: maxNewTokens must be a whole number ≥ 0, got ${maxNew}`);
     if (!(temperature >= 0)) throw new Error(`generate: temperature must be ≥ 0, got ${temperature}`);
     const rng = xoroshiro128plus(options.seed ?? 0);
-    const encoded = await this.encode(input);
+    const run: RunOptions = options.memo === false ? { memo: false } : {};
+    const encoded = await this.encode(input, run);
     const { session, inputs: biasNames } = await this.decoderFor(options.attentionBias);
     const presentNames = this.pastNames.map((n) => n.replace("past_key_values", "present"));
     const fetches = ["logits", ...presentNames];
@@ -466,7 +475,7 @@ export class OrtModel implements Model {
       checkSignal(options.signal, "generation");
       const total = offset + step.length;
       const feeds: Record<string, PlainTensor> = {
-        ...(await this.decoderInput(step, encoded, offset)),
+        ...(await this.decoderInput(step, encoded, offset, run)),
         attention_mask: i64(new Array<number>(total).fill(1), [1, total]),
         position_ids: i64(
           Array.from({ length: step.length }, (_, i) => offset + i),
@@ -477,7 +486,7 @@ export class OrtModel implements Model {
         ...this.biasFeeds(biasNames, options.attentionBias, total, encoded.imagePositions),
       };
       // Borrowed: the feeds are built fresh for this step, the logits only read, the presents only fed back in.
-      const out = await session.run(feeds, fetches, { borrow: true });
+      const out = await session.run(feeds, fetches, { ...run, borrow: true });
       const logits = asFloat32(out.logits!);
       const vocab = out.logits!.dims[2] ?? V;
       const last = logits.subarray((step.length - 1) * vocab, step.length * vocab);

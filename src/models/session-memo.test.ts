@@ -148,6 +148,20 @@ describe("memoSession", () => {
     await memo.release();
   });
 
+  it("runs a run marked memo: false for real, and leaves what it keeps and counts as it was", async () => {
+    const memo = memoSession(await nodeSessions(relu, { name: "relu" }), { probeRuns: 10, minHitRate: 0.2 });
+    await memo.run({ x: f32(Float32Array.of(-1, 2), [2]) });
+    // Many made-up runs (a warm-up) that would have switched the memo off had they counted.
+    for (let i = 1; i <= 20; i++)
+      expect(values((await memo.run({ x: f32(Float32Array.of(i), [1]) }, undefined, { memo: false })).y)).toEqual([i]);
+    // Even a repeat of a kept run is computed, not answered from memory.
+    await memo.run({ x: f32(Float32Array.of(-1, 2), [2]) }, undefined, { memo: false });
+    expect(memo.memo()).toMatchObject({ runs: 1, hits: 0, entries: 1, off: false });
+    await memo.run({ x: f32(Float32Array.of(-1, 2), [2]) });
+    expect(memo.memo()).toMatchObject({ runs: 2, hits: 1 });
+    await memo.release();
+  });
+
   it("refuses options that cannot work, naming them", async () => {
     const session = await nodeSessions(relu, { name: "relu" });
     expect(() => memoSession(session, { maxBytes: 0 })).toThrow(

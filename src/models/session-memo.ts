@@ -154,6 +154,7 @@ export function memoSession(session: Session, options: SessionMemoOptions = {}):
       // A borrowing caller keeps its hands off these arrays, so they are kept and handed back as they are: in a
       // browser, copying a decoder run's feeds and outputs was a quarter of an investigation's repair stage.
       const keep = options?.borrow ? (t: PlainTensor) => t : copy;
+      if (options?.memo === false) return session.run(feeds, fetches);
       runs++;
       if (off) return session.run(feeds, fetches);
       if (runs > probeRuns && hits < minHitRate * runs) {

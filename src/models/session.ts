@@ -32,6 +32,11 @@ export interface RunOptions {
    * memoised session may keep and hand back those very arrays instead of copies (see `memoSession`).
    */
   readonly borrow?: boolean;
+  /**
+   * `false`: the graph is run for real, and a memoised session neither answers from nor adds to its memory, nor
+   * counts the run toward its hit rate (a warm-up's made-up inputs, which must leave the memo as it was).
+   */
+  readonly memo?: boolean;
 }
 
 export interface SessionOptions {
