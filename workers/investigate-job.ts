@@ -22,8 +22,9 @@ import { renderReportHtml } from "../src/report/html.ts";
 import { neutralizeBidi } from "../src/report/safe-text.ts";
 import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
-import type { EventRecord, Store, StoredCase } from "../src/store/types.ts";
+import type { EventRecord, ImageRecord, Store, StoredCase } from "../src/store/types.ts";
 import { keptReads } from "./kept-reads.ts";
+import { readingAhead } from "./read-ahead.ts";
 import { checkL4Settings, type L4TrainSettings, type PageL4Factory } from "./l4-job.ts";
 import { pooled, type SharedCopy } from "./model-copies.ts";
 import type { ModelStatus } from "./model.worker.ts";
@@ -273,11 +274,11 @@ export function rgbaPixels(bytes: Uint8Array | ImagePixels): ImagePixels {
   return { width, height, data };
 }
 
-/** The bytes of a stored case's image reference (a stored blob by hash, or a data URL), or why not. */
 /** The images an investigation keeps read (64 MiB: the demo's 100 images are 0.3 MB; a real dataset's hundreds of photos). */
 const KEPT_IMAGE_BYTES = 64 * 2 ** 20;
 
-async function imageBytes(store: Store, ref: string): Promise<Uint8Array> {
+/** The bytes of a stored case's image reference (a stored blob by hash, read by `stored`, or a data URL), or why not. */
+async function imageBytes(ref: string, stored: (ref: string) => Promise<ImageRecord | undefined>): Promise<Uint8Array> {
   if (ref.startsWith("data:")) {
     const decoded = decodeDataUrl(ref);
     if (decoded instanceof Uint8Array) return decoded;
@@ -287,9 +288,9 @@ async function imageBytes(store: Store, ref: string): Promise<Uint8Array> {
     throw new Error(
       `image '${ref}' was not imported with the dataset (the page reads only stored images and data URLs); import the dataset again together with its images`,
     );
-  const stored = await store.getImage(ref);
-  if (!stored) throw new Error(`image ${ref} is not in the store; import the dataset again with its images`);
-  return stored.bytes;
+  const image = await stored(ref);
+  if (!image) throw new Error(`image ${ref} is not in the store; import the dataset again with its images`);
+  return image.bytes;
 }
 
 /** The cases an investigation runs on, read from the store and checked as the CLI checks its file's. */
@@ -348,9 +349,14 @@ export async function investigationData(store: Store, plan: InvestigationPlan): 
     throw new Error(
       `the selection ${JSON.stringify(plan.select ?? {})} leaves no case of dataset '${dataset.id}' (${all.length} active cases)`,
     );
-  // Every image is read once here, for its check, and kept for the model's many asks after.
+  // Every image is read once here, for its check (32 to a transaction), and kept for the model's many asks after.
+  const stored = readingAhead(
+    [...new Set(chosen.flatMap((c) => c.input.image ?? []))].filter((ref) => ref.startsWith("sha256:")),
+    (refs) => store.getImages(refs),
+    32,
+  );
   const images = keptReads(
-    (ref) => imageBytes(store, ref),
+    (ref) => imageBytes(ref, stored),
     (bytes) => bytes.byteLength,
     KEPT_IMAGE_BYTES,
   );
