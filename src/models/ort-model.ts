@@ -71,7 +71,8 @@ export interface OrtGenerateOptions extends GenerateOptions {
   readonly attentionBias?: AttentionBias;
   /**
    * `false`: every session run is computed, none answered from or kept in a memo, none counted toward a memo's hit
-   * rate (see `memoSession`): a warm-up's made-up inputs would otherwise fill the memo and could switch it off.
+   * rate (see `memoSession`), and the image's pixel values are made afresh, not kept: a warm-up's made-up inputs
+   * would otherwise fill the memos and the pixel cache, and could switch a memo off.
    */
   readonly memo?: boolean;
 }
@@ -324,7 +325,9 @@ export class OrtModel implements Model {
       ids.splice(at, 1, ...new Array<number>(count).fill(imageToken!));
       imagePositions = Array.from({ length: count }, (_, i) => at + i);
       const image = input.image;
-      const pixels = this.pixelCache.get(image, () => pixelValues(toRgb(image), this.p.image!));
+      const make = () => pixelValues(toRgb(image), this.p.image!);
+      // Not memoised, not cached either: a warm-up's made-up images would only push real ones out.
+      const pixels = run.memo === false ? make() : this.pixelCache.get(image, make);
       const out = await this.p.vision!.run(
         { pixel_values: f32(pixels, [1, 3, this.p.image!.height, this.p.image!.width]) },
         ["image_features"],
