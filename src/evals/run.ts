@@ -281,6 +281,9 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
   const { cases, repeats, concurrency, gen, now, fingerprint, evalKey, config, total } = plan;
   let record: RunRecord;
   const done = new Set<number>();
+  // Every item the run holds, as stored: those read on resume, then each batch once its write committed. The
+  // summary is made from these, not from the store read back (a round trip per run the page's worker waited on).
+  const held: ItemRecord[] = [];
   if (options.resume !== undefined) {
     const existing = await store.getRun(options.resume);
     if (!existing) throw new Error(`runEval(): no run '${options.resume}' to resume in the store`);
@@ -294,7 +297,10 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
       );
     }
     if (existing.status === "finished") throw new Error(`runEval(): run '${existing.id}' is already finished`);
-    for (const item of await store.items(existing.id)) done.add(item.index);
+    for (const item of await store.items(existing.id)) {
+      done.add(item.index);
+      held.push(item);
+    }
     record = existing;
     await store.updateRun(existing.id, { status: "running" });
   } else {
@@ -338,6 +344,7 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
         const batch = queued.splice(0, MAX_WRITE_BATCH);
         await store.appendItems(runId, batch, { done: stored + batch.length, total, updatedAt: now().toISOString() });
         stored += batch.length;
+        held.push(...batch);
         options.onProgress?.({ stage: "judge", done: stored, total });
       }
     } catch (e) {
@@ -419,7 +426,8 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
     throw failure;
   }
   const cancelled = signal?.aborted === true && stored < total;
-  return closeRun(store, record, cancelled ? "cancelled" : "finished", await store.items(runId), evaluators, now, {
+  held.sort((a, b) => a.index - b.index);
+  return closeRun(store, record, cancelled ? "cancelled" : "finished", held, evaluators, now, {
     type: cancelled ? "eval.cancelled" : "eval.finished",
     payload: { done: stored, total },
   });
