@@ -646,7 +646,9 @@ const api = {
       fileHashes: log.hashes,
       fileBytes: log.sizes,
     };
-    warming = warmUp(loaded);
+    // On WASM only: a call there is milliseconds. On WebGPU one step can take seconds on a software adapter, and a
+    // real call would wait for it.
+    if (choice.device === "wasm") warming = warmUp(loaded);
     return modelStatus;
   },
 

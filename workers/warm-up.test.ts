@@ -64,6 +64,23 @@ describe("warmUp", () => {
     expect(m.asked.every((a) => a.input.image === undefined && !a.input.prompt.includes("<image>"))).toBe(true);
   });
 
+  it("cancels the call in flight: stop() does not wait for a made-up call to finish", async () => {
+    let started = 0;
+    const slow: Warmable = {
+      spec: { modalities: new Set(["text"]) },
+      // A call that ends only when cancelled, as a generation ends at its next step once its signal is aborted.
+      generate: (_input, { signal }) =>
+        new Promise((_, reject) => {
+          started++;
+          signal.addEventListener("abort", () => reject(new Error("generation cancelled")));
+        }),
+    };
+    const warm = warmUp(slow, { budgetMs: 60_000 });
+    while (started === 0) await new Promise((r) => setTimeout(r, 0));
+    expect(await warm.stop()).toMatchObject({ calls: 0, stopped: "asked" });
+    expect(started).toBe(1);
+  });
+
   it("gives up at the first call the model refuses, and refuses a budget that is not a duration", async () => {
     const m = clockedModel(true, 10, 2);
     expect(await warmUp(m.model, { now: m.now, pause: () => Promise.resolve() }).done).toMatchObject({

@@ -3,7 +3,10 @@ import type { ImagePixels, ModelInput, ModelSpec } from "../src/core/model.ts";
 /** What a warm-up needs of a model: its modalities, and generation that leaves the sessions' memos alone. */
 export interface Warmable {
   readonly spec: Pick<ModelSpec, "modalities">;
-  generate(input: ModelInput, options: { maxNewTokens: number; temperature: number; memo: false }): Promise<unknown>;
+  generate(
+    input: ModelInput,
+    options: { maxNewTokens: number; temperature: number; memo: false; signal: AbortSignal },
+  ): Promise<unknown>;
 }
 
 /** What a warm-up did: how many made-up calls it ran, for how long, and why it stopped. */
@@ -13,7 +16,7 @@ export interface WarmUpReport {
   readonly stopped: "asked" | "budget" | "failed";
 }
 
-/** A warm-up under way: `stop()` resolves once the call in flight (if any) has returned. */
+/** A warm-up under way: `stop()` cancels the call in flight (if any) and resolves once it has returned. */
 export interface WarmUp {
   stop(): Promise<WarmUpReport>;
   readonly done: Promise<WarmUpReport>;
@@ -62,8 +65,9 @@ export function warmUpInput(i: number, withImage: boolean): ModelInput {
  * once it has run a while, and the first 100 decoder runs of a 600-case eval
  * took 243 ms against 70–90 ms for each later 100. A user loads a model and
  * then fills in the eval's form: that pause is what this uses. It never
- * holds a job up for more than one call (a few ms for a small model): `stop()`
- * waits for the call in flight and then the job has the model to itself.
+ * holds a job up for more than one step of one call: `stop()` cancels the
+ * call in flight (it ends at its next step) and then the job has the model to
+ * itself.
  *
  * @example
  * const warm = warmUp(model); // after load
@@ -75,19 +79,25 @@ export function warmUp(model: Warmable, options: WarmUpOptions = {}): WarmUp {
   const now = options.now ?? (() => performance.now());
   const pause = options.pause ?? (() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
   const withImage = model.spec.modalities.has("image");
-  let asked = false;
+  const asked = new AbortController();
   const started = now();
   const done = (async (): Promise<WarmUpReport> => {
     let calls = 0;
     const report = (stopped: WarmUpReport["stopped"]) => ({ calls, ms: now() - started, stopped });
     for (;;) {
       await pause();
-      if (asked) return report("asked");
+      if (asked.signal.aborted) return report("asked");
       if (now() - started >= budgetMs) return report("budget");
       try {
         // Not memoised: made-up inputs must neither fill a session's memo nor count against its hit rate.
-        await model.generate(warmUpInput(calls, withImage), { maxNewTokens: 3, temperature: 0, memo: false });
+        await model.generate(warmUpInput(calls, withImage), {
+          maxNewTokens: 3,
+          temperature: 0,
+          memo: false,
+          signal: asked.signal,
+        });
       } catch {
+        if (asked.signal.aborted) return report("asked");
         // A model that cannot answer a made-up input will say why on the user's own: nothing to warm.
         return report("failed");
       }
@@ -96,7 +106,7 @@ export function warmUp(model: Warmable, options: WarmUpOptions = {}): WarmUp {
   })();
   return {
     stop() {
-      asked = true;
+      asked.abort();
       return done;
     },
     done,
