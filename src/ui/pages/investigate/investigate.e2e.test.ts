@@ -140,23 +140,17 @@ it("runs the investigation in the page, resumes it after a reload during M1, and
   // Reloaded at once: the labelling of 600 cases takes a second or two, and the reload must land inside it. The
   // page is read in one go, from inside it, the moment 20 cases are labelled (a poll from the test and three
   // reads over the protocol took a good part of the labelling on their own).
-  const seen = await page.evaluate(
-    () =>
-      new Promise<{ done: number; what: string; m1: string }>((resolveSeen) => {
+  const seen = (await (
+    await page.waitForFunction(
+      () => {
         const text = (id: string) => document.querySelector(`[data-testid="${id}"]`)?.textContent ?? "";
-        const look = () => {
-          const done = Number(text("investigation-progress-numbers").trim().split(/\s/)[0]?.replace(/\D/g, ""));
-          if (!(done >= 20)) return false;
-          resolveSeen({ done, what: text("investigation-progress"), m1: text("stage-M1-state") });
-          return true;
-        };
-        if (look()) return;
-        const watch = new MutationObserver(() => {
-          if (look()) watch.disconnect();
-        });
-        watch.observe(document.body, { subtree: true, childList: true, characterData: true });
-      }),
-  );
+        const done = Number(text("investigation-progress-numbers").trim().split(/\s/)[0]?.replace(/\D/g, ""));
+        return done >= 20 && { done, what: text("investigation-progress"), m1: text("stage-M1-state") };
+      },
+      undefined,
+      { polling: "raf", timeout: 120_000 },
+    )
+  ).jsonValue()) as { done: number; what: string; m1: string };
   await page.reload();
   const before = seen.done;
   expect(before).toBeLessThan(SAMPLE);

@@ -85,32 +85,27 @@ it("runs an eval in the page with progress, cancels it, resumes it after a reloa
   const progress = page.getByTestId("run-progress-numbers");
   await progress.waitFor({ timeout: 120_000 });
   const runId = (await page.getByTestId("run-id").textContent())!.trim();
-  // Cancel as soon as the first trials are stored, clicked from inside the page: a poll from the test and a
-  // click over the protocol took up to a second, three quarters of the run on a fast machine (760 of 1000
-  // trials were judged by the time the click landed in one CI run), and a run that finished first left
-  // nothing to resume.
-  const cancelledAt = await page.evaluate(
-    () =>
-      new Promise<number>((resolveAt) => {
-        const judged = () =>
-          Number(document.querySelector('[data-testid="run-progress-numbers"]')?.textContent?.split("/")[0]);
-        const tryCancel = () => {
-          if (!(judged() >= 10)) return false;
-          const button = [...document.querySelectorAll<HTMLButtonElement>('[data-testid="run-progress"] button')].find(
-            (b) => b.textContent?.trim() === "Cancel",
-          );
-          if (!button) return false;
-          button.click();
-          resolveAt(judged());
-          return true;
-        };
-        if (tryCancel()) return;
-        const watch = new MutationObserver(() => {
-          if (tryCancel()) watch.disconnect();
-        });
-        watch.observe(document.body, { subtree: true, childList: true, characterData: true });
-      }),
-  );
+  // Cancel as soon as the first trials are stored, checked and clicked inside the page on every frame: a poll
+  // from the test and a click over the protocol took up to a second, three quarters of the run on a fast machine
+  // (760 of 1000 trials were judged by the time the click landed in one CI run), and a run that finished first
+  // left nothing to resume.
+  const cancelledAt = (await (
+    await page.waitForFunction(
+      () => {
+        const judged = Number(
+          document.querySelector('[data-testid="run-progress-numbers"]')?.textContent?.split("/")[0],
+        );
+        const button = [...document.querySelectorAll<HTMLButtonElement>('[data-testid="run-progress"] button')].find(
+          (b) => b.textContent?.trim() === "Cancel",
+        );
+        if (!(judged >= 10) || !button) return false;
+        button.click();
+        return judged;
+      },
+      undefined,
+      { polling: "raf", timeout: 60_000 },
+    )
+  ).jsonValue()) as number;
   expect(cancelledAt).toBeLessThan(1000);
   await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: 30_000 }).toBe("cancelled");
 
