@@ -260,8 +260,8 @@ export interface OrtModelParts {
 interface Encoded {
   ids: number[];
   imagePositions: number[];
-  /** Image features [N, D] when the input had an image. */
-  features?: Float32Array;
+  /** Image features [N, D] when the input had an image: read only (a memoised vision encoder may keep this array). */
+  readonly features?: Float32Array;
 }
 
 /** A model run white-box on ONNX Runtime: generation with a KV cache, and forwards that return reductions. */
@@ -302,7 +302,7 @@ export class OrtModel implements Model {
   }
 
   /** Tokenizes a prompt (BOS added as the tokenizer says), expands the image token, embeds the image. */
-  async encode(input: ModelInput, run: RunOptions = {}): Promise<Encoded> {
+  private async encode(input: ModelInput, run: RunOptions = {}): Promise<Encoded> {
     if (typeof input?.prompt !== "string") throw new Error("model input: expected { prompt: string, image? }");
     const ids = this.p.codec.encode(input.prompt, true);
     const imageToken = this.p.imageTokenId;
@@ -328,10 +328,12 @@ export class OrtModel implements Model {
       const make = () => pixelValues(toRgb(image), this.p.image!);
       // Not memoised, not cached either: a warm-up's made-up images would only push real ones out.
       const pixels = run.memo === false ? make() : this.pixelCache.get(image, make);
+      // Borrowed: the features are only read (copied into the embeddings' image rows); one image's features were
+      // copied out of the memo once per question asked of it, 60 MB over the demo investigation.
       const out = await this.p.vision!.run(
         { pixel_values: f32(pixels, [1, 3, this.p.image!.height, this.p.image!.width]) },
         ["image_features"],
-        run,
+        { ...run, borrow: true },
       );
       const feats = out.image_features!;
       if (feats.dims[1] !== count)
