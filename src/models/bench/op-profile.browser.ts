@@ -1,13 +1,14 @@
 /**
  * The page half of `npm run bench:ops`: the bundled tiny-vlm on ONNX Runtime Web (WASM) with every session
- * profiled, `forwards` forwards of one input. The WASM build prints each profile event to the console, where the
- * Node half reads them.
+ * profiled, `forwards` forwards of one input; then single-operator graphs, each profiled alone. The WASM build
+ * prints each profile event to the console, where the Node half reads them.
  */
 import type { ModelInput } from "../../core/model.ts";
 import { configureOrtWasm } from "../ort-env.browser.ts";
 import { loadOrtModel } from "../ort-model.ts";
 import { fetchFiles } from "../ort-session.browser.ts";
 import { wrapOrtSession, type SessionFactory } from "../session.ts";
+import { OPERATOR_MARK, oneOperatorModel, operatorInput, SINGLE_OPERATORS } from "./op-kernels.ts";
 
 export async function profileForwards(input: ModelInput, forwards: number): Promise<void> {
   const ort = configureOrtWasm();
@@ -24,5 +25,25 @@ export async function profileForwards(input: ModelInput, forwards: number): Prom
     for (const session of sessions) session.endProfiling();
   } finally {
     await model.dispose();
+  }
+}
+
+/**
+ * Profiles `runs` runs of each single-operator graph (`SINGLE_OPERATORS`) over `n` seeded floats, one profiled
+ * session per operator, each one's events printed after `OPERATOR_MARK` and its name.
+ */
+export async function profileOperators(n: number, runs: number, seed: number): Promise<void> {
+  const ort = configureOrtWasm();
+  const x = new ort.Tensor("float32", operatorInput(n, seed), [n]);
+  for (const entry of SINGLE_OPERATORS) {
+    const domain = "domain" in entry ? entry.domain : undefined;
+    const session = await ort.InferenceSession.create(oneOperatorModel(entry.op, n, domain), {
+      executionProviders: ["wasm"],
+      enableProfiling: true,
+    });
+    console.log(`${OPERATOR_MARK}${entry.op}`);
+    for (let i = 0; i < runs; i++) await session.run({ x });
+    session.endProfiling();
+    await session.release();
   }
 }
