@@ -1,9 +1,10 @@
 /**
  * The 600-case demo investigation (`evalrx investigate` with no arguments: the bundled tiny VLM on the demo POPE
  * set, seed 1, holdout 0.4, ceiling L3b) in the page — the loop in the model worker on ONNX Runtime Web (WASM) —
- * and the same command line in Node, in one run: the CLI, the page on a first visit (ONNX Runtime's wasm compiled
- * during the run) and on a returning visit (a profile on disk whose earlier visit left Chromium's compiled code),
- * the CLI again; wall times, their ratios, the longest main-thread task while the page ran, and whether all reached
+ * and the same command line in Node, in one run: the CLI; the page on a first visit in the tab that opened the app
+ * (ONNX Runtime's wasm compiled in the model worker by the first visit's engine check, before the run), in a new
+ * tab of a browser that keeps no compiled code (the wasm compiled during the run), and on a returning visit (a
+ * profile on disk whose earlier visit left Chromium's compiled code); the CLI again; wall times, their ratios, the longest main-thread task while the page ran, and whether all reached
  * the same verdicts. Called by `npm run bench:app`.
  * Chromium's "toplevel" trace and V8's profile of the page's main thread run alongside: each long task's wall time
  * beside its CPU time and the functions it ran. `EVALRX_BENCH_WORKER_PROFILE=1` also profiles the workers and
@@ -18,6 +19,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
+import type { Page } from "playwright-core";
 import { parseEventLines, type RunEvent } from "../../agent/events.ts";
 import { startBrowserHarness, type BrowserHarness } from "../../node/browser-harness.ts";
 import { waitForEngineCheck } from "./engine-check-wait.ts";
@@ -67,6 +69,32 @@ export interface Visit {
   /** "first visit" (the wasm runtime compiled during the run), "returning visit" (compiled code reused)… */
   readonly label: string;
   readonly harness: BrowserHarness;
+  /** The tab to run in, the app already open in it (its model worker with it); absent: a new tab. */
+  readonly page?: Page;
+}
+
+/**
+ * A new user's first visit, in the one tab they opened: a fresh profile on disk opens the app on `appDir`'s build,
+ * adds the demo datasets and waits for the engine check (a first visit's reference forwards, in the model worker:
+ * ONNX Runtime's wasm is compiled there), then the investigation runs in that tab, in the same model worker. The
+ * "first visit" beside it is a new tab of a browser that keeps no compiled code: the wasm compiled during the run.
+ */
+export async function firstVisitInOneTab(appDir: string): Promise<Visit> {
+  const harness = await startBrowserHarness({ persistentProfile: true, appDir });
+  try {
+    const page = await harness.context.newPage();
+    await page.goto(harness.url);
+    await page.getByTestId("library-add-demo").click();
+    await page.getByText(/\b3\b datasets/).waitFor({ timeout: 300_000 });
+    // In-app navigations from here on (the hash changes, the document stays): the same model worker throughout.
+    await waitForEngineCheck(page, harness.url, 300_000);
+    // The offline copy saved (the service worker active), as it is seconds after a first visit's engine check.
+    await page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
+    return { label: "first visit, the tab that opened the app", harness, page };
+  } catch (error) {
+    await harness.close();
+    throw error;
+  }
 }
 
 /**
@@ -192,10 +220,12 @@ const stageMs = (events: readonly RunEvent[]) =>
 /** The demo investigation in a new tab of the visit's browser, and its lines. */
 async function investigateInPage(visit: Visit, line: (label: string, value: string) => void): Promise<PageRun> {
   const { harness, label } = visit;
-  const page = await harness.context.newPage();
+  const page = visit.page ?? (await harness.context.newPage());
   try {
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.addInitScript(LONG_TASKS);
+    // An open tab's document stays (the navigations below change its hash only): the observer is installed in it.
+    if (visit.page) await page.evaluate(LONG_TASKS);
+    else await page.addInitScript(LONG_TASKS);
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
     // The model worker says when its helper worker (a second copy of the model) could not start or stopped.
