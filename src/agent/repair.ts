@@ -449,24 +449,27 @@ export async function runCandidate(
 ): Promise<CandidateRun> {
   const runId = `${ctx.runId}-m5-${slug(candidate.signature)}`;
   const existing = await ctx.store.getRun(runId);
-  if (existing?.status !== "finished")
-    await runEval({
-      store: ctx.store,
-      dataset: { id: ctx.dataset.id, cases },
-      model: candidateModel(ctx.model, candidate),
-      evaluators: ctx.evaluators,
-      runId,
-      ...(existing ? { resume: runId } : {}),
-      variant: candidate.signature,
-      images: ctx.images,
-      cluster: cases.some((c) => c.cluster !== undefined),
-      generation: { maxNewTokens: ctx.maxNewTokens ?? 24 },
-      ...(ctx.concurrency ? { concurrency: ctx.concurrency } : {}),
-      modelIdentity: { key: `${ctx.model.spec.key}+${candidate.signature}` },
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    });
+  const ran =
+    existing?.status === "finished"
+      ? undefined
+      : await runEval({
+          store: ctx.store,
+          dataset: { id: ctx.dataset.id, cases },
+          model: candidateModel(ctx.model, candidate),
+          evaluators: ctx.evaluators,
+          runId,
+          ...(existing ? { resume: runId } : {}),
+          variant: candidate.signature,
+          images: ctx.images,
+          cluster: cases.some((c) => c.cluster !== undefined),
+          generation: { maxNewTokens: ctx.maxNewTokens ?? 24 },
+          ...(ctx.concurrency ? { concurrency: ctx.concurrency } : {}),
+          modelIdentity: { key: `${ctx.model.spec.key}+${candidate.signature}` },
+          ...(ctx.signal ? { signal: ctx.signal } : {}),
+        });
   if (ctx.signal?.aborted) throw new Error("cancelled during M5");
-  const items = new Map((await ctx.store.items(runId)).map((i) => [i.caseId, i]));
+  // The items the run just stored come back with it; a run finished earlier (a resume) is read back.
+  const items = new Map((ran?.items ?? (await ctx.store.items(runId))).map((i) => [i.caseId, i]));
   const rows = cases.map((c) => {
     const item = items.get(c.id);
     if (item === undefined) throw new Error(`M5: candidate run '${runId}' has no result for case '${c.id}'`);

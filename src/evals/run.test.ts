@@ -107,6 +107,8 @@ describe("runEval", () => {
     const kept = (await store.items(first.run.id)).length;
     expect(kept).toBeGreaterThanOrEqual(11);
     expect(kept).toBeLessThan(30);
+    // what a run returns is what it stored, in index order
+    expect(first.items).toEqual(await store.items(first.run.id));
     const again = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes" : "no"));
     const second = await runEval({
       store,
@@ -120,6 +122,8 @@ describe("runEval", () => {
     expect(again.calls).toHaveLength(30 - kept);
     const items = await store.items(first.run.id);
     expect(items.map((i) => i.index)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    // the resumed run returns every item, those it read back included
+    expect(second.items).toEqual(items);
     expect((await store.progress(first.run.id))!.done).toBe(30);
     // without a declared seed, a trial's seed comes from the run id: the resumed trials drew what they would have
     const expected = cases.flatMap((c) => [0, 1, 2].map((r) => trialSeed(`run:${first.run.id}`, c.id, r)));

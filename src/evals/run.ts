@@ -67,6 +67,8 @@ export interface RunEvalOptions {
 export interface EvalRunResult {
   readonly run: RunView;
   readonly summary: EvalSummary;
+  /** The run's items in index order, as stored (those a resumed run read back included). */
+  readonly items: readonly ItemRecord[];
 }
 
 /** The most judged items one store write takes (and the most judging runs ahead of the writes). */
@@ -499,7 +501,7 @@ async function closeRun(
     { stage: "summary", schema: 1, type: event.type, payload: { ...event.payload, pass: summary.pass } },
   ]);
   await store.updateRun(record.id, { status, finishedAt, summary: stored });
-  return { run: { ...view, summary: stored }, summary };
+  return { run: { ...view, summary: stored }, summary, items };
 }
 
 /**
