@@ -220,6 +220,51 @@ describe("runEval", () => {
     expect((await store.progress("f"))!.done).toBe((await store.items("f")).length);
   });
 
+  it("judges while the run is being created, writes no item before it is stored, and leaves a run it could not create alone", async () => {
+    const order: string[] = [];
+    const model = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes" : "no"));
+    // A store slow to create the run (an IndexedDB round trip): it goes on only once the model has been asked.
+    const slowCreate = new Proxy(store, {
+      get(target, key) {
+        const value = Reflect.get(target, key) as (...a: unknown[]) => Promise<unknown>;
+        if (key === "createRun")
+          return async (record: Parameters<FileStore["createRun"]>[0]) => {
+            for (let i = 0; i < 200 && model.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+            order.push(`created after ${model.calls.length} trial(s)`);
+            return target.createRun(record);
+          };
+        if (key === "appendItems")
+          return async (...args: Parameters<FileStore["appendItems"]>) => {
+            order.push(`items of ${(await target.getRun(args[0])) ? "a stored" : "an unknown"} run`);
+            return target.appendItems(...args);
+          };
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const progress: number[] = [];
+    const { run } = await runEval({
+      store: slowCreate,
+      dataset: { id: "toy", cases },
+      model,
+      evaluators: [yesNo()],
+      runId: "overlap",
+      onProgress: (p) => progress.push(p.done),
+    });
+    expect(run.status).toBe("finished");
+    expect(order[0]).toMatch(/^created after [1-9]\d* trial\(s\)$/);
+    expect(order.slice(1).every((o) => o === "items of a stored run")).toBe(true);
+    expect(progress[0]).toBe(0);
+    expect((await store.items("overlap")).map((i) => i.index)).toEqual(Array.from({ length: 10 }, (_, i) => i));
+    expect((await store.events("overlap")).map((e) => e.type)).toEqual(["eval.plan", "eval.finished"]);
+
+    // The same id again, not as a resume: refused by the store, and the finished run is left as it was.
+    await expect(
+      runEval({ store, dataset: { id: "toy", cases }, model, evaluators: [yesNo()], runId: "overlap" }),
+    ).rejects.toThrow(/a run 'overlap' already exists/);
+    expect((await store.getRun("overlap"))!.status).toBe("finished");
+    expect(await store.items("overlap")).toHaveLength(10);
+  });
+
   it("rescore judges recorded outputs again beside the old verdicts; judges are refused", async () => {
     const model = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes ." : "no ."));
     const { run } = await runEval({ store, dataset: { id: "toy", cases }, model, evaluators: [exact()] });

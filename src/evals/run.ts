@@ -286,6 +286,8 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
   // Every item the run holds, as stored: those read on resume, then each batch once its write committed. The
   // summary is made from these, not from the store read back (a round trip per run the page's worker waited on).
   const held: ItemRecord[] = [];
+  // Settles once the run is in the store (at once for a resumed run); no item is written before.
+  let opened: Promise<void>;
   if (options.resume !== undefined) {
     const existing = await store.getRun(options.resume);
     if (!existing) throw new Error(`runEval(): no run '${options.resume}' to resume in the store`);
@@ -305,6 +307,7 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
     }
     record = existing;
     await store.updateRun(existing.id, { status: "running" });
+    opened = Promise.resolve();
   } else {
     const id = runId;
     record = {
@@ -317,10 +320,20 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
       startedAt: now().toISOString(),
       config,
     };
-    await store.createRun(record);
-    await store.appendEvents(id, [
-      { stage: "plan", schema: 1, type: "eval.plan", payload: { eval: evalKey, cases: cases.length, repeats, total } },
-    ]);
+    // Created, and its plan logged, while the first trials are judged (two round trips a page's worker waited on
+    // before each run, 13 runs in an investigation's repairs): the first write of items waits for it.
+    const created = record;
+    opened = (async () => {
+      await store.createRun(created);
+      await store.appendEvents(id, [
+        {
+          stage: "plan",
+          schema: 1,
+          type: "eval.plan",
+          payload: { eval: evalKey, cases: cases.length, repeats, total },
+        },
+      ]);
+    })();
   }
   const seedBase = gen.seed !== undefined ? gen.seed : `run:${runId}`;
 
@@ -333,6 +346,12 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
 
   let stored = done.size;
   let failure: unknown;
+  // A run that could not be created is not ours to mark failed (createRun refuses an id already in the store).
+  let openFailure: unknown;
+  opened.catch((e: unknown) => {
+    openFailure = e;
+    failure ??= e;
+  });
   // Judged items are written behind the judging, not in its way: while one write is in flight the next trials run,
   // and the items they judge meanwhile go into the next write together (one transaction, with the progress marker).
   // An IndexedDB commit costs about as much as a trial of a small model, so writing each item before judging the
@@ -342,6 +361,7 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
   let writing: Promise<void> | undefined;
   const drain = async (): Promise<void> => {
     try {
+      await opened;
       while (queued.length && failure === undefined) {
         const batch = queued.splice(0, MAX_WRITE_BATCH);
         await store.appendItems(runId, batch, { done: stored + batch.length, total, updatedAt: now().toISOString() });
@@ -366,7 +386,14 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
   const flushed = async (): Promise<void> => {
     while (writing) await writing;
   };
-  options.onProgress?.({ stage: "judge", done: stored, total });
+  // Said once the run is in the store: a listener may read it at once.
+  const starting = { stage: "judge", done: stored, total } as const;
+  if (options.resume !== undefined) options.onProgress?.(starting);
+  else
+    void opened.then(
+      () => options.onProgress?.(starting),
+      () => undefined,
+    );
 
   const signal = options.signal;
   let cursor = 0;
@@ -422,7 +449,8 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, pending.length || 1) }, worker));
   await flushed();
-
+  await opened.catch(() => undefined);
+  if (openFailure !== undefined) throw openFailure;
   if (failure !== undefined) {
     await store.updateRun(runId, { status: "failed", finishedAt: now().toISOString() }).catch(() => undefined);
     throw failure;
