@@ -20,6 +20,7 @@
  * thread lets waiting messages in (a helper's answers; then its next calls go out).
  */
 import type { CaptureOptions, GenerateOptions, ImagePixels, Model, ModelInput, Trace } from "../src/core/model.ts";
+import { nextTask } from "../src/core/next-task.ts";
 
 /** A model whose calls are spread over copies, and the copies it has. */
 export interface ModelPool {
@@ -96,21 +97,6 @@ export function imageAffinityKey(input: ModelInput): number {
 }
 
 /**
- * Resolves once the messages already waiting for this thread were handled: an await on a settled promise does not
- * let them in, so a chain of local calls would otherwise hold a helper's answers until the chain ends.
- */
-function messagesIn(): Promise<void> {
-  return new Promise((done) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      done();
-    };
-    channel.port2.postMessage(null);
-  });
-}
-
-/**
  * How inputs are shared between the local copy and each helper: 2 to 3. The local copy's thread also runs the
  * investigation itself (evaluators, the store's writes, the event log, these messages): with an even share it had
  * 11.2 s of CPU in M5 against its helper's 7.4 s (`bench-investigate.node.ts`, 600 demo cases), so it takes less.
@@ -149,7 +135,9 @@ export function modelPool(
     const lane = laneOf(keyOf(input));
     const answer = lane.local
       ? lane.tail.then(async () => {
-          await messagesIn();
+          // The messages already waiting for this thread (a helper's answers) are handled first: a chain of local
+          // calls would otherwise hold them until it ends.
+          await nextTask();
           return run(lane.copy);
         })
       : Promise.resolve().then(() => {

@@ -265,6 +265,24 @@ describe("runEval", () => {
     expect(await store.items("overlap")).toHaveLength(10);
   });
 
+  it("lets the thread's queued tasks in while it judges, even with a model whose answers settle at once", async () => {
+    // Answers in a microtask after 1 ms of work, as a WebAssembly model runs in the page's worker: nothing in the
+    // judging itself ever waits for a task.
+    let judgedWhenTaskRan: number | undefined;
+    const busy = new ScriptedModel((p) => {
+      // A task queued as the judging starts: it runs when the judging lets the thread's tasks in.
+      if (busy.calls.length === 1) setTimeout(() => (judgedWhenTaskRan = busy.calls.length), 0);
+      const until = performance.now() + 1;
+      while (performance.now() < until);
+      return p.match(/[13579]$/) ? "yes" : "no";
+    });
+    const many = Array.from({ length: 200 }, (_, i) => ({ ...cases[i % 9]!, id: `m${i}` }));
+    const { run } = await runEval({ store, dataset: { id: "many", cases: many }, model: busy, evaluators: [yesNo()] });
+    expect(run.status).toBe("finished");
+    // Within the first slices (25 ms of judging each), not after all 200 trials.
+    expect(judgedWhenTaskRan).toBeLessThan(100);
+  });
+
   it("rescore judges recorded outputs again beside the old verdicts; judges are refused", async () => {
     const model = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes ." : "no ."));
     const { run } = await runEval({ store, dataset: { id: "toy", cases }, model, evaluators: [exact()] });

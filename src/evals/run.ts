@@ -1,4 +1,5 @@
 import type { FailureCase, ImagePixels, Model, ModelInput, Progress } from "../core/index.ts";
+import { taskYielder } from "../core/next-task.ts";
 import { caseHash, datasetVersion } from "../datasets/identity.ts";
 import { sha256Hex } from "../datasets/hash.ts";
 import type { ItemRecord, RunLock, RunRecord, Store } from "../store/types.ts";
@@ -73,6 +74,9 @@ export interface EvalRunResult {
 
 /** The most judged items one store write takes (and the most judging runs ahead of the writes). */
 const MAX_WRITE_BATCH = 256;
+
+/** The longest the judging runs before it lets the thread's queued tasks in (store callbacks, messages). */
+const JUDGING_SLICE_MS = 25;
 
 /** The most trials (cases × repeats) one run may plan: its plan and items are held in memory. */
 export const MAX_TRIALS = 5_000_000;
@@ -397,6 +401,9 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
 
   const signal = options.signal;
   let cursor = 0;
+  // A model whose runs settle at once (WebAssembly in the page's worker) would hold every task queued meanwhile
+  // until the last trial: the store's callbacks (the run's creation, each write, so its progress) and a Cancel.
+  const breathe = taskYielder(JUDGING_SLICE_MS);
   const worker = async () => {
     while (failure === undefined && !signal?.aborted && cursor < pending.length) {
       const index = pending[cursor++]!;
@@ -445,6 +452,7 @@ async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Pro
         latencyMs,
       };
       await write(item);
+      await breathe();
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, pending.length || 1) }, worker));

@@ -5,17 +5,7 @@
  * sections built one per task and shown one per frame waited 28 times.
  */
 
-/** Resolves in a new task (a message to this window's own channel: no 4 ms timer clamp), so the page can paint. */
-export function nextTask(): Promise<void> {
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(undefined);
-  });
-}
+export { nextTask } from "../../../core/next-task.ts";
 
 /**
  * Runs `steps` in order and returns their results, pausing (`pause`, a new task) before the first and whenever

@@ -182,7 +182,8 @@ it("a run another tab is judging is shown as such and cannot be resumed twice; w
   await writer.getByTestId("eval-dataset").or(fold).first().waitFor();
   if (await fold.isVisible()) await fold.click();
   await writer.getByTestId("eval-dataset").selectOption("pope");
-  await writer.getByTestId("eval-sample").fill("150");
+  // 400 trials: a second or more of judging (150 took 1.4 s on a 2-core machine), while the reading tab opens and looks.
+  await writer.getByTestId("eval-sample").fill("400");
   await writer.getByTestId("eval-name").fill("pope-two-tabs");
   await writer.getByTestId("start-eval").click();
   await writer.getByTestId("run-progress-numbers").waitFor({ timeout: 120_000 });
@@ -204,8 +205,8 @@ it("a run another tab is judging is shown as such and cannot be resumed twice; w
   await reader.getByTestId("resume-run").click();
   await expect.poll(() => reader.getByTestId("run-status").textContent(), { timeout: 300_000 }).toBe("finished");
   const exported = await exportFromPage(reader, runId);
-  expect(exported.items).toHaveLength(150);
-  expect(new Set(exported.items.map((i) => i.index)).size).toBe(150);
+  expect(exported.items).toHaveLength(400);
+  expect(new Set(exported.items.map((i) => i.index)).size).toBe(400);
 
   // The pages that now hold data pass the accessibility scan too.
   for (const route of [`#/runs/${encodeURIComponent(runId)}`, "#/runs", "#/"]) {
