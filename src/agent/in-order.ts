@@ -1,3 +1,5 @@
+import { taskYielder } from "../core/next-task.ts";
+
 /**
  * How can a stage keep several model calls in flight and still record its
  * results one by one, in case order? `inOrder` starts up to `concurrency`
@@ -9,6 +11,8 @@
  * and not yet consumed is dropped, and done again on resume).
  *
  * With `concurrency` 1 it is the plain loop: work i+1 starts after consume i.
+ * Every 25 ms it lets the thread's queued tasks in (`taskYielder`): work whose awaits settle at once (a WebAssembly
+ * model in the page's worker) would otherwise hold the store's callbacks and a Cancel until the last item.
  *
  * @example
  * const out: number[] = [];
@@ -26,6 +30,7 @@ export async function inOrder<T, R>(
       `inOrder(): concurrency must be a whole number ≥ 1 (model calls in flight), got ${concurrency}`,
     );
   const started: Promise<R>[] = [];
+  const breathe = taskYielder(25);
   try {
     for (let i = 0; i < items.length; i++) {
       for (let j = started.length; j < Math.min(items.length, i + concurrency); j++) {
@@ -35,6 +40,7 @@ export async function inOrder<T, R>(
         started[j] = p;
       }
       await consume(await started[i]!, items[i]!, i);
+      await breathe();
     }
   } catch (error) {
     // Work started ahead of the failure is let finish (its model calls hold a worker) before the caller goes on.
