@@ -12,6 +12,7 @@ import { buildEvaluators, parseEvalConfig, runEval, type EvalConfig, type EvalSu
 import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
 import { newRunId } from "../src/store/run-id.ts";
+import { latestEvery } from "./latest-every.ts";
 import { readingAhead } from "./read-ahead.ts";
 import { pooled, type SharedCopy } from "./model-copies.ts";
 import { imageAffinityKey } from "./model-pool.ts";
@@ -123,8 +124,8 @@ export function decodedOnce(bytes: Uint8Array): Uint8Array | ImagePixels {
 
 /**
  * Runs (or resumes) one eval in this worker with the loaded `model`.
- * Progress is reported at most every `progressEveryMs` (and once at the
- * end): each report repaints the page (progress bar, rate, time left), and
+ * Progress is reported at most every `progressEveryMs`, the latest never
+ * held back longer (`latestEvery`), and once at the end: each report repaints the page (progress bar, rate, time left), and
  * on a 2-core machine those repaints took as much CPU as the judging, so 4
  * a second; `signal` cancels it, keeping what was judged.
  */
@@ -140,6 +141,8 @@ export async function runEvalJob(
 ): Promise<EvalJobResult> {
   const config = parseEvalConfig(request.config);
   const store = await IdbStore.open(request.db);
+  // Nothing is said after the job has ended (a progress kept for later included).
+  let stopProgress = () => {};
   try {
     const dataset = await store.getDataset(config.dataset);
     if (!dataset)
@@ -185,15 +188,15 @@ export async function runEvalJob(
       request.resume ??
       request.runId ??
       (await newRunId(store, config.name ?? `${dataset.id}:${evaluators.map((e) => e.name).join("+")}`));
-    let last = 0;
     let latest: Progress | undefined;
     const warnings: string[] = [];
+    const progress = latestEvery(progressEveryMs, (p: Progress) =>
+      onProgress({ ...p, runId, ...(warnings.length ? { warnings: [...warnings] } : {}) }),
+    );
+    stopProgress = () => progress.stop();
     const report = (p: Progress, force = false) => {
       latest = p;
-      const now = Date.now();
-      if (!force && now - last < progressEveryMs && p.done < p.total) return;
-      last = now;
-      onProgress({ ...p, runId, ...(warnings.length ? { warnings: [...warnings] } : {}) });
+      progress.push(p, force || p.done >= p.total);
     };
     // The helper joins when it is ready (the first eval that asks starts it): the model worker begins at once.
     const copies = await pooled(model, (request.copies ?? DEFAULT_EVAL_COPIES) === 2 ? sharedCopy : undefined, {
@@ -255,6 +258,7 @@ export async function runEvalJob(
     announceChange(request.db, { kind: "runs", id: run.id });
     return { runId: run.id, status: run.status, summary };
   } finally {
+    stopProgress();
     await store.close();
   }
 }

@@ -23,6 +23,7 @@ import { neutralizeBidi } from "../src/report/safe-text.ts";
 import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
 import type { EventRecord, ImageRecord, Store, StoredCase } from "../src/store/types.ts";
+import { latestEvery } from "./latest-every.ts";
 import { keptReads } from "./kept-reads.ts";
 import { readingAhead } from "./read-ahead.ts";
 import { checkL4Settings, type L4TrainSettings, type PageL4Factory } from "./l4-job.ts";
@@ -690,15 +691,13 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
   const { request, store, runId, plan, data, model, modelInfo, previous, signal, onUpdate, progressEveryMs } = context;
   let unsent: RunEvent[] = [];
   let progress: InvestigationProgress | undefined;
-  let last = 0;
-  const send = (force = false) => {
-    const now = Date.now();
-    if (!force && now - last < progressEveryMs) return;
-    last = now;
+  // What is new is sent at most every progressEveryMs, and never held back longer than that.
+  const updates = latestEvery(progressEveryMs, () => {
     if (!unsent.length && !progress) return;
     onUpdate({ runId, events: unsent, ...(progress ? { progress } : {}) });
     unsent = [];
-  };
+  });
+  const send = (force = false) => updates.push(undefined, force);
   // Events go to the store in order, one write at a time, while the loop goes on. Other tabs following the run
   // read its log again at each stage's start and end (every announcement makes every tab read its lists again:
   // not once per event).
@@ -793,6 +792,8 @@ async function loop(context: LoopContext): Promise<InvestigateJobResult> {
     },
   }).finally(() =>
     Promise.all([
+      // A failed or cancelled loop says nothing more; a finished one says its end below.
+      updates.stop(),
       lessonDb.close(),
       judges?.dispose(),
       l4 && "dispose" in l4 ? l4.dispose() : undefined,
