@@ -7,13 +7,13 @@
  * resume the run where it stopped.
  */
 import type { FailureCase, ImagePixels, Model, Progress } from "../src/core/index.ts";
-import { decodeDataUrl, select } from "../src/datasets/index.ts";
+import { select } from "../src/datasets/index.ts";
 import { buildEvaluators, parseEvalConfig, runEval, type EvalConfig, type EvalSummary } from "../src/evals/index.ts";
 import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
 import { newRunId } from "../src/store/run-id.ts";
 import { latestEvery } from "./latest-every.ts";
-import { readingAhead } from "./read-ahead.ts";
+import { imageReader } from "./stored-images.ts";
 import { pooled, type SharedCopy } from "./model-copies.ts";
 import { imageAffinityKey } from "./model-pool.ts";
 import { bytes } from "../src/figures/format.ts";
@@ -22,14 +22,6 @@ import { toRgba } from "../src/models/image.ts";
 import type { Fingerprint } from "../src/evals/fingerprint.ts";
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-
-/**
- * How many stored images an eval reads in one IndexedDB transaction, ahead of the trials that ask (the next batch
- * is started while half of this one is still to be asked for). A transaction per image, eight ahead, waited 108 ms
- * per read on average behind the eval's own writes on 2 cores; 32 encoded images are a few MB at most (a
- * megapixel JPEG is some 300 KB), and each is decoded only when a trial asks.
- */
-const IMAGES_PER_READ = 32;
 
 /**
  * Model calls an eval keeps in flight per copy of the model, on two copies: eight. Each of an image's questions
@@ -163,27 +155,11 @@ export async function runEvalJob(
     const evaluators = buildEvaluators(config.evaluators);
     // The stored images are read ahead in batches (one transaction each) while the model works, and decoded when a
     // trial asks: a read waited for idles the worker.
-    const order = [...new Set(cases.flatMap((c) => c.input.image ?? []))];
-    const stored = readingAhead(
-      order.filter((ref) => ref.startsWith("sha256:")),
-      (refs) => store.getImages(refs),
-      IMAGES_PER_READ,
+    const read = imageReader(
+      store,
+      cases.flatMap((c) => c.input.image ?? []),
     );
-    const images = async (ref: string): Promise<Uint8Array | ImagePixels> => {
-      if (ref.startsWith("sha256:")) {
-        const image = await stored(ref);
-        if (!image) throw new Error(`image ${ref} is not in the store; import the dataset again with its images`);
-        return decodedOnce(image.bytes);
-      }
-      if (ref.startsWith("data:")) {
-        const decoded = decodeDataUrl(ref);
-        if (!(decoded instanceof Uint8Array)) throw new Error(`image data URL: ${decoded.reason}`);
-        return decodedOnce(decoded);
-      }
-      throw new Error(
-        `image '${ref}' was not imported with the dataset (only stored images and data URLs can be read in the page); import the dataset again together with its images`,
-      );
-    };
+    const images = async (ref: string): Promise<Uint8Array | ImagePixels> => decodedOnce(await read(ref));
     const runId =
       request.resume ??
       request.runId ??

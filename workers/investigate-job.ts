@@ -14,7 +14,7 @@ import { investigateAgentic } from "../src/agent/agentic/investigate-agentic.ts"
 import { agenticJudgeFor, checkJudgeChoice, withoutKey, type JudgeChoice } from "../src/agent/agentic/judge-choice.ts";
 import { workerSandbox } from "../src/agent/sandbox/worker-sandbox.browser.ts";
 import type { FailureCase, ImagePixels, Model } from "../src/core/index.ts";
-import { canonicalJson, decodeDataUrl, select, sha256Hex, type Selection } from "../src/datasets/index.ts";
+import { canonicalJson, select, sha256Hex, type Selection } from "../src/datasets/index.ts";
 import { checkImage } from "../src/datasets/images.ts";
 import { labelEvaluators } from "../src/evals/label-evaluators.ts";
 import { toRgb } from "../src/models/image.ts";
@@ -22,10 +22,10 @@ import { renderReportHtml } from "../src/report/html.ts";
 import { neutralizeBidi } from "../src/report/safe-text.ts";
 import { announceChange } from "../src/store/changes.browser.ts";
 import { IdbStore } from "../src/store/idb.browser.ts";
-import type { EventRecord, ImageRecord, Store, StoredCase } from "../src/store/types.ts";
+import type { EventRecord, Store, StoredCase } from "../src/store/types.ts";
 import { latestEvery } from "./latest-every.ts";
 import { keptReads } from "./kept-reads.ts";
-import { readingAhead } from "./read-ahead.ts";
+import { imageReader } from "./stored-images.ts";
 import { checkL4Settings, type L4TrainSettings, type PageL4Factory } from "./l4-job.ts";
 import { pooled, type SharedCopy } from "./model-copies.ts";
 import type { ModelStatus } from "./model.worker.ts";
@@ -278,22 +278,6 @@ export function rgbaPixels(bytes: Uint8Array | ImagePixels): ImagePixels {
 /** The images an investigation keeps read (64 MiB: the demo's 100 images are 0.3 MB; a real dataset's hundreds of photos). */
 const KEPT_IMAGE_BYTES = 64 * 2 ** 20;
 
-/** The bytes of a stored case's image reference (a stored blob by hash, read by `stored`, or a data URL), or why not. */
-async function imageBytes(ref: string, stored: (ref: string) => Promise<ImageRecord | undefined>): Promise<Uint8Array> {
-  if (ref.startsWith("data:")) {
-    const decoded = decodeDataUrl(ref);
-    if (decoded instanceof Uint8Array) return decoded;
-    throw new Error(`image data URL: ${decoded.reason}`);
-  }
-  if (!ref.startsWith("sha256:"))
-    throw new Error(
-      `image '${ref}' was not imported with the dataset (the page reads only stored images and data URLs); import the dataset again together with its images`,
-    );
-  const image = await stored(ref);
-  if (!image) throw new Error(`image ${ref} is not in the store; import the dataset again with its images`);
-  return image.bytes;
-}
-
 /** The cases an investigation runs on, read from the store and checked as the CLI checks its file's. */
 export interface InvestigationData {
   readonly cases: FailureCase[];
@@ -351,13 +335,11 @@ export async function investigationData(store: Store, plan: InvestigationPlan): 
       `the selection ${JSON.stringify(plan.select ?? {})} leaves no case of dataset '${dataset.id}' (${all.length} active cases)`,
     );
   // Every image is read once here, for its check (32 to a transaction), and kept for the model's many asks after.
-  const stored = readingAhead(
-    [...new Set(chosen.flatMap((c) => c.input.image ?? []))].filter((ref) => ref.startsWith("sha256:")),
-    (refs) => store.getImages(refs),
-    32,
-  );
   const images = keptReads(
-    (ref) => imageBytes(ref, stored),
+    imageReader(
+      store,
+      chosen.flatMap((c) => c.input.image ?? []),
+    ),
     (bytes) => bytes.byteLength,
     KEPT_IMAGE_BYTES,
   );

@@ -23,11 +23,12 @@ const cases: FailureCase[] = Array.from({ length: 10 }, (_, i) => ({
   meta: {},
 }));
 
-/** `store` with its appendItems replaced (a slow or failing disk). */
-function withAppend(store: FileStore, appendItems: FileStore["appendItems"]): FileStore {
+/** `store` with some of its methods replaced (a slow or failing disk). */
+function withMethods(store: FileStore, replaced: Partial<Pick<FileStore, "appendItems" | "createRun">>): FileStore {
   return new Proxy(store, {
     get: (target, key) =>
-      key === "appendItems" ? appendItems : (Reflect.get(target, key) as unknown as () => unknown)?.bind?.(target),
+      (replaced as Record<PropertyKey, unknown>)[key] ??
+      (Reflect.get(target, key) as unknown as () => unknown)?.bind?.(target),
   });
 }
 
@@ -179,12 +180,14 @@ describe("runEval", () => {
   it("writes behind the judging: a slow store batches the items judged meanwhile, each stored once; a failed write fails the run", async () => {
     const writes: number[][] = [];
     let slowDone = 0;
-    const slow = withAppend(store, async (runId, items, progress) => {
-      writes.push(items.map((i) => i.index));
-      // Each write takes as long as several trials: the trials go on meanwhile.
-      await new Promise((r) => setTimeout(r, 15));
-      await store.appendItems(runId, items, progress);
-      slowDone = progress.done;
+    const slow = withMethods(store, {
+      appendItems: async (runId, items, progress) => {
+        writes.push(items.map((i) => i.index));
+        // Each write takes as long as several trials: the trials go on meanwhile.
+        await new Promise((r) => setTimeout(r, 15));
+        await store.appendItems(runId, items, progress);
+        slowDone = progress.done;
+      },
     });
     const model = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes" : "no"), 2);
     const progress: number[] = [];
@@ -206,9 +209,11 @@ describe("runEval", () => {
     expect((await store.items(run.id)).map((i) => i.index)).toEqual(Array.from({ length: 30 }, (_, i) => i));
 
     let calls = 0;
-    const failing = withAppend(store, async (runId, items, p) => {
-      if (++calls === 2) throw new Error("disk full");
-      await store.appendItems(runId, items, p);
+    const failing = withMethods(store, {
+      appendItems: async (runId, items, p) => {
+        if (++calls === 2) throw new Error("disk full");
+        await store.appendItems(runId, items, p);
+      },
     });
     const model2 = new ScriptedModel(() => "yes", 2);
     await expect(
@@ -224,21 +229,15 @@ describe("runEval", () => {
     const order: string[] = [];
     const model = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes" : "no"));
     // A store slow to create the run (an IndexedDB round trip): it goes on only once the model has been asked.
-    const slowCreate = new Proxy(store, {
-      get(target, key) {
-        const value = Reflect.get(target, key) as (...a: unknown[]) => Promise<unknown>;
-        if (key === "createRun")
-          return async (record: Parameters<FileStore["createRun"]>[0]) => {
-            for (let i = 0; i < 200 && model.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
-            order.push(`created after ${model.calls.length} trial(s)`);
-            return target.createRun(record);
-          };
-        if (key === "appendItems")
-          return async (...args: Parameters<FileStore["appendItems"]>) => {
-            order.push(`items of ${(await target.getRun(args[0])) ? "a stored" : "an unknown"} run`);
-            return target.appendItems(...args);
-          };
-        return typeof value === "function" ? value.bind(target) : value;
+    const slowCreate = withMethods(store, {
+      createRun: async (record) => {
+        for (let i = 0; i < 200 && model.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+        order.push(`created after ${model.calls.length} trial(s)`);
+        return store.createRun(record);
+      },
+      appendItems: async (...args) => {
+        order.push(`items of ${(await store.getRun(args[0])) ? "a stored" : "an unknown"} run`);
+        return store.appendItems(...args);
       },
     });
     const progress: number[] = [];

@@ -37,16 +37,26 @@ const first = readFileSync(`${REPO_ROOT}public/demo/pope.jsonl`, "utf8").split("
 const demo = JSON.parse(first) as { input: { prompt: string; image: string } };
 const image = new Uint8Array(readFileSync(`${REPO_ROOT}public/demo/${demo.input.image}`));
 
-/** Node: each session writes its profile into `dir` (ONNX Runtime names the files). */
+/** A Node session on one thread whose profile goes into `dir`, in files whose names start with `prefix`. */
+const profiledSession = (bytes: Uint8Array, dir: string, prefix: string) =>
+  ort.InferenceSession.create(bytes, {
+    executionProviders: ["cpu"],
+    intraOpNumThreads: 1,
+    enableProfiling: true,
+    profileFilePrefix: join(dir, prefix),
+  });
+
+/** The events of the profiles in `dir` whose names start with `prefix` (ONNX Runtime names the files). */
+const profileEventsIn = (dir: string, prefix: string) =>
+  readdirSync(dir)
+    .filter((f) => f.startsWith(prefix) && f.endsWith(".json"))
+    .flatMap((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as OrtProfileEvent[]);
+
+/** Node: each session writes its profile into `dir`. */
 async function profileOnNode(dir: string): Promise<OrtProfileEvent[]> {
   const sessions: ort.InferenceSession[] = [];
   const profiled: SessionFactory = async (bytes) => {
-    const session = await ort.InferenceSession.create(bytes, {
-      executionProviders: ["cpu"],
-      intraOpNumThreads: 1,
-      enableProfiling: true,
-      profileFilePrefix: join(dir, "node"),
-    });
+    const session = await profiledSession(bytes, dir, "node");
     sessions.push(session);
     return wrapOrtSession(session, (t) => new ort.Tensor(t.type, t.data as never, t.dims));
   };
@@ -57,9 +67,7 @@ async function profileOnNode(dir: string): Promise<OrtProfileEvent[]> {
   } finally {
     await model.dispose();
   }
-  return readdirSync(dir)
-    .filter((f) => f.startsWith("node") && f.endsWith(".json"))
-    .flatMap((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as OrtProfileEvent[]);
+  return profileEventsIn(dir, "node");
 }
 
 /** Node: each single-operator graph profiled alone; its kernel time per run, µs, by operator. */
@@ -69,19 +77,11 @@ async function profileOperatorsOnNode(dir: string): Promise<Map<string, number>>
   for (const entry of SINGLE_OPERATORS) {
     const domain = "domain" in entry ? entry.domain : undefined;
     const prefix = `operator-${entry.op}`;
-    const session = await ort.InferenceSession.create(oneOperatorModel(entry.op, OPERATOR_FLOATS, domain), {
-      executionProviders: ["cpu"],
-      intraOpNumThreads: 1,
-      enableProfiling: true,
-      profileFilePrefix: join(dir, prefix),
-    });
+    const session = await profiledSession(oneOperatorModel(entry.op, OPERATOR_FLOATS, domain), dir, prefix);
     for (let i = 0; i < OPERATOR_RUNS; i++) await session.run({ x });
     session.endProfiling();
     await session.release();
-    const events = readdirSync(dir)
-      .filter((f) => f.startsWith(prefix) && f.endsWith(".json"))
-      .flatMap((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as OrtProfileEvent[]);
-    times.set(entry.op, opKernelTimes(events).get(entry.op) ?? NaN);
+    times.set(entry.op, opKernelTimes(profileEventsIn(dir, prefix)).get(entry.op) ?? NaN);
   }
   return times;
 }

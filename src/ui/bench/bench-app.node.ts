@@ -312,19 +312,11 @@ try {
   if (part("eval") || part("investigate")) {
     // A returning user's browser beside this one (a profile on disk that visited before): the page's first eval and
     // the investigation are measured in both.
-    const { benchInvestigate, firstVisitInOneTab, returningVisit } = await import("./investigate.bench.ts");
+    const { benchInvestigateVisits, returningVisit } = await import("./investigate.bench.ts");
     const returning = await returningVisit(harness.outDir);
     try {
       if (part("eval")) await (await import("./eval.bench.ts")).benchEval(harness, line, returning.visit.harness);
-      if (part("investigate")) {
-        const oneTab = await firstVisitInOneTab(harness.outDir);
-        try {
-          const newTab = { label: "first visit, a new tab", harness };
-          await benchInvestigate([oneTab, newTab, returning.visit], line);
-        } finally {
-          await oneTab.harness.close();
-        }
-      }
+      if (part("investigate")) await benchInvestigateVisits(harness, returning.visit, line);
     } finally {
       await returning.visit.harness.close();
     }

@@ -30,19 +30,11 @@ try {
   await page.close();
   if (wants("investigate")) {
     line("load average before", load());
-    const { benchInvestigate, firstVisitInOneTab, returningVisit } = await import("./investigate.bench.ts");
+    const { benchInvestigateVisits, returningVisit } = await import("./investigate.bench.ts");
     const returning = await step("a returning user's browser: its earlier visit", () => returningVisit(harness.outDir));
     try {
       line("  engine check (returning user's browser)", returning.check);
-      const oneTab = await step("a new user's browser: the app opened, the engine check", () =>
-        firstVisitInOneTab(harness.outDir),
-      );
-      try {
-        const newTab = { label: "first visit, a new tab", harness };
-        await benchInvestigate([oneTab, newTab, returning.visit], line);
-      } finally {
-        await oneTab.harness.close();
-      }
+      await benchInvestigateVisits(harness, returning.visit, line);
     } finally {
       await returning.visit.harness.close();
     }

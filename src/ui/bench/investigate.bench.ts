@@ -79,7 +79,7 @@ export interface Visit {
  * ONNX Runtime's wasm is compiled there), then the investigation runs in that tab, in the same model worker. The
  * "first visit" beside it is a new tab of a browser that keeps no compiled code: the wasm compiled during the run.
  */
-export async function firstVisitInOneTab(appDir: string): Promise<Visit> {
+async function firstVisitInOneTab(appDir: string): Promise<Visit> {
   const harness = await startBrowserHarness({ persistentProfile: true, appDir });
   try {
     const page = await harness.context.newPage();
@@ -131,6 +131,26 @@ export async function returningVisit(appDir: string): Promise<{ visit: Visit; ch
     throw error;
   } finally {
     if (!page.isClosed()) await page.close();
+  }
+}
+
+/**
+ * The investigation on the three pages `bench:app` compares with the CLI: a new user's first visit in the one tab
+ * they opened (a browser started here, closed after), a new tab of `harness` (which keeps no compiled code), and
+ * `returning`.
+ */
+export async function benchInvestigateVisits(
+  harness: BrowserHarness,
+  returning: Visit,
+  line: (label: string, value: string) => void,
+): Promise<void> {
+  const oneTab = await step("a new user's browser: the app opened, the engine check", () =>
+    firstVisitInOneTab(harness.outDir),
+  );
+  try {
+    await benchInvestigate([oneTab, { label: "first visit, a new tab", harness }, returning], line);
+  } finally {
+    await oneTab.harness.close();
   }
 }
 
