@@ -113,6 +113,47 @@ describe("memoSession", () => {
     await memo.release();
   });
 
+  it("finds a borrowed output fed back in, and an equal copy of it, as one run (a decoder step's past)", async () => {
+    const memo = memoSession(await nodeSessions(relu, { name: "relu" }));
+    const first = await memo.run({ x: f32(Float32Array.of(-1, 2, -3, 4), [4]) }, undefined, { borrow: true });
+    const past = first.y!; // kept by the memo, handed out as it is
+    const step = await memo.run({ x: past }, undefined, { borrow: true });
+    expect(memo.memo()).toMatchObject({ runs: 2, hits: 0 });
+    // The same array again, then an equal copy of it: both are the run before, whichever way their bytes are keyed.
+    expect((await memo.run({ x: past }, undefined, { borrow: true })).y!.data).toBe(step.y!.data);
+    expect((await memo.run({ x: f32((past.data as Float32Array).slice(), [4]) })).y!.data).not.toBe(step.y!.data);
+    expect(memo.memo()).toMatchObject({ runs: 4, hits: 2 });
+    // A copy that differs in its last float is another run.
+    const changed = (past.data as Float32Array).slice();
+    changed[3] = 5;
+    expect(values((await memo.run({ x: f32(changed, [4]) })).y)).toEqual([0, 2, 0, 5]);
+    expect(memo.memo()).toMatchObject({ runs: 5, hits: 2 });
+    await memo.release();
+  });
+
+  it("compares byte tensors at any offset and length, down to their last byte", async () => {
+    /** y = x, bytes of any length. */
+    const same = buildOnnxModel({
+      opset: 17,
+      inputs: [{ name: "x", elemType: DTYPE.bool, dims: ["n"] }],
+      outputs: [{ name: "y", elemType: DTYPE.bool, dims: ["n"] }],
+      nodes: [{ opType: "Identity", inputs: ["x"], outputs: ["y"], name: "same" }],
+    });
+    const memo = memoSession(await nodeSessions(same, { name: "same" }));
+    const bits = (offset: number, last: number) => {
+      const buffer = new Uint8Array(offset + 9).fill(1);
+      buffer[offset + 8] = last;
+      return { type: "bool", data: buffer.subarray(offset, offset + 9), dims: [9] } as PlainTensor;
+    };
+    await memo.run({ x: bits(4, 0) }); // aligned: two words and a byte
+    await memo.run({ x: bits(1, 0) }); // not aligned: byte by byte
+    expect(memo.memo().hits).toBe(1);
+    const other = await memo.run({ x: bits(3, 1) });
+    expect(Array.from(other.y!.data as Uint8Array).at(-1)).toBe(1);
+    expect(memo.memo()).toMatchObject({ runs: 3, hits: 1, entries: 2 });
+    await memo.release();
+  });
+
   it("tells feeds apart by dims, values and fetches, and ignores feeds the graph does not take", async () => {
     const memo = memoSession(await nodeSessions(relu, { name: "relu" }));
     await memo.run({ x: f32(Float32Array.of(1, -2), [2]) });

@@ -206,11 +206,13 @@ export async function benchInvestigate(
       "600-case investigation in the CLI",
       `${before.seconds.toFixed(1)} s before the pages, ${after.seconds.toFixed(1)} s after: ${cliSeconds.toFixed(1)} s wall, ${cliCpu.toFixed(1)} s CPU (means)`,
     );
-    for (const cli of [before, after])
+    for (const cli of [before, after]) {
       line(
         "  stages in the CLI, s",
         `${stageMs(cli.events)} · ${outsideStages(cli.events, cli.startedAt, cli.seconds)}`,
       );
+      line("  M5 candidates in the CLI, s", candidateSeconds(cli.events));
+    }
     for (const run of runs)
       line(
         `600-case investigation, page (${run.label}) vs CLI`,
@@ -236,6 +238,19 @@ const stageMs = (events: readonly RunEvent[]) =>
     .filter((e) => e.type === "stage.finished")
     .map((e) => `${String(e.payload["stage"])} ${(Number(e.payload["ms"]) / 1000).toFixed(1)}`)
     .join(" · ");
+
+/** Each M5 candidate's seconds (its eval run and its yes-bias control), from the event before its result. */
+const candidateSeconds = (events: readonly RunEvent[]) => {
+  const out: string[] = [];
+  let from: number | undefined;
+  for (const e of events) {
+    if (e.type === "stage.started" && e.payload["stage"] === "M5") from = Date.parse(e.ts);
+    if (e.type !== "repair.tested" || from === undefined) continue;
+    out.push(`${String(e.payload["signature"])} ${((Date.parse(e.ts) - from) / 1000).toFixed(2)}`);
+    from = Date.parse(e.ts);
+  }
+  return out.join(" · ") || "none";
+};
 
 /** The demo investigation in a new tab of the visit's browser, and its lines. */
 async function investigateInPage(visit: Visit, line: (label: string, value: string) => void): Promise<PageRun> {
@@ -380,6 +395,7 @@ async function investigateInPage(visit: Visit, line: (label: string, value: stri
       `${pageSeconds.toFixed(1)} s wall, ${pageCpu.toFixed(1)} s CPU in its renderer (its threads' tasks ${(pageCpu - poolMs / 1000).toFixed(1)} s, the thread pool ${(poolMs / 1000).toFixed(1)} s)`,
     );
     line("  stages in the page, s", `${stageMs(pageEvents)} · ${outsideStages(pageEvents, pageStart, pageSeconds)}`);
+    line("  M5 candidates in the page, s", candidateSeconds(pageEvents));
     line(
       "  the renderer's thread pool, s CPU",
       Object.entries(recorded.pool)
