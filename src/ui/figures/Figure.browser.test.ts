@@ -167,8 +167,10 @@ describe("Figure.svelte's keyboard tips and table", () => {
         },
       },
     });
-    await new Promise((r) => requestAnimationFrame(() => r(undefined)));
-    flushSync();
-    expect(width).toBe(512);
+    // Measured once the browser has laid the frame out (a ResizeObserver), never by forcing a layout at mount.
+    expect(width).toBeUndefined();
+    await expect.poll(() => width).toBe(512);
+    target.style.width = "300px";
+    await expect.poll(() => width).toBe(300);
   });
 });
