@@ -143,7 +143,7 @@ export async function verify(
       verdict = "INCONCLUSIVE";
       reason = statisticalGate.eBH
         ? "the effect points the other way on the sealed split"
-        : `one-sided p = ${a.p.toPrecision(3)} > γ = ${gammas[k]!.toPrecision(3)} (e = 0 does not survive e-BH at α = ${options.alpha}), and the interval does not rule the stated effect out`;
+        : `one-sided p = ${a.p.toPrecision(3)} > γ = ${gammas[k]!.toPrecision(3)} (its share of α = ${options.alpha} over the ${K} frozen hypotheses, weight ${weights[k]!.toPrecision(3)} of ${K} from the exploration split's evidence; e = 0 does not survive e-BH), and the interval does not rule the stated effect out`;
     }
     const result = {
       id: h.id,

@@ -26,7 +26,10 @@ const { values, positionals } = parseArgs({
 async function runEval(page: Page, url: string, name: string, fields: Record<string, string>): Promise<string> {
   await page.goto(`${url}#/runs`);
   const form = page.getByTestId("start-eval");
-  if (!(await form.isVisible())) await page.getByRole("button", { name: "New eval…" }).click();
+  // The form opens by itself while no run is stored: the toggle says which it is (aria-expanded) once the runs are read.
+  const toggle = page.locator("button[aria-expanded]").filter({ hasText: /^(New eval…|Hide the new eval form)$/ });
+  await toggle.waitFor();
+  if ((await toggle.getAttribute("aria-expanded")) !== "true") await toggle.click();
   await page.getByTestId("eval-dataset").selectOption("pope");
   for (const [testid, value] of Object.entries(fields)) await page.getByTestId(testid).fill(value);
   await page.getByTestId("eval-name").fill(name);
