@@ -25,6 +25,7 @@ import {
   type LessonStore,
   type LessonsForRun,
 } from "./lessons/lessons-loop.ts";
+import { ClosesBehind } from "./closes-behind.ts";
 import { testMechanism } from "./mechanism-test.ts";
 import { probe, type ProbedCase } from "./probe.ts";
 import { tagsOf, type ExperimentProtocol } from "./protocol.ts";
@@ -315,106 +316,111 @@ async function investigateLocked(
   });
 
   if (maxTier !== "none") {
-    await timed(log, "M5", async () => {
-      const sealed = (loop.repair ?? loop.sealed).open("M5");
-      const casesNote = loop.repair
-        ? `validated on the ${loop.repair.n} cases of the repair split, which M2–M4 never read`
-        : `reused: the ${sealed.ids.length} sealed cases M4 decided the hypotheses on (no separate repair split; --repair-holdout keeps one)`;
-      const byId = new Map(probed.map((p) => [p.case.id, p]));
-      const cases = sealed.ids.map((id) => byId.get(id)!.case);
-      const baseline = new Map(sealed.ids.map((id) => [id, byId.get(id)!.passed]));
-      const failures = [...baseline.values()].filter((p) => !p).length;
-      if (failures === 0) {
-        log.append("M5", "problem", { what: "M5", why: "no sealed case fails: there is nothing to repair" });
-        return;
-      }
-      const supported = loop.verified
-        .filter((v) => v.verdict === "SUPPORTED")
-        .map((v) => ({ v, h: loop.hypotheses.find((h) => h.id === v.id)! }))
-        .sort((a, b) => a.v.association.p - b.v.association.p || b.v.weight - a.v.weight);
-      const best = supported[0]?.h ?? null;
-      const ctx = {
-        store: o.store,
-        model: o.model,
-        dataset,
-        evaluators: o.evaluators,
-        images,
-        runId: o.runId,
-        ...(o.maxNewTokens ? { maxNewTokens: o.maxNewTokens } : {}),
-        ...(o.concurrency ? { concurrency: o.concurrency } : {}),
-        ...(o.signal ? { signal: o.signal } : {}),
-      };
-      // Mechanism test: write the internal the best attention hypothesis names, in the direction that should reduce failures.
-      const done = new Set<string>();
-      const attentionH = supported.map((s) => s.h).find((h) => WRITABLE_ATTENTION.test(h.signal));
-      const mechanism = attentionH !== undefined && o.model.capabilities.has("attention_write");
-      // One α budget over M5: the mechanism test (when there is one) first, at α/2; the ladder shares the rest,
-      // and gets the mechanism test's half too when it confirms (m5Budget).
-      const explored = new Set(loop.explore.ids);
-      const l4 =
-        maxTier === "L4" && o.l4
-          ? o.l4({
-              cases: loop.explore.ids.map((id) => byId.get(id)!.case),
-              sealed: new Set(probed.map((p) => p.case.id).filter((id) => !explored.has(id))),
-            })
-          : undefined;
-      const planned = plannedCandidates(o.model, cases, {
-        minTier,
-        maxTier,
-        ...(o.decodeImage ? { decodeImage: o.decodeImage } : {}),
-        ...(l4 ? { l4 } : {}),
-      }).planned.length;
-      const budget = m5Budget(alpha, planned, mechanism);
-      const gamma = budget.mechanism;
-      let confirmed = false;
-      const baselineOutputs = new Map(sealed.ids.map((id) => [id, byId.get(id)!.output]));
-      let imageBiasSign: 1 | -1 | undefined;
-      if (!best) {
-        log.append("M5", "problem", {
-          what: "mechanism test",
-          why: "no hypothesis was SUPPORTED, so there is no mechanism to test; the repairs below are untargeted",
+    // Each candidate run's end is recorded behind the next candidate's judging; M5 ends once every one is.
+    const closes = new ClosesBehind();
+    await timed(log, "M5", () =>
+      closes.around(async () => {
+        const sealed = (loop.repair ?? loop.sealed).open("M5");
+        const casesNote = loop.repair
+          ? `validated on the ${loop.repair.n} cases of the repair split, which M2–M4 never read`
+          : `reused: the ${sealed.ids.length} sealed cases M4 decided the hypotheses on (no separate repair split; --repair-holdout keeps one)`;
+        const byId = new Map(probed.map((p) => [p.case.id, p]));
+        const cases = sealed.ids.map((id) => byId.get(id)!.case);
+        const baseline = new Map(sealed.ids.map((id) => [id, byId.get(id)!.passed]));
+        const failures = [...baseline.values()].filter((p) => !p).length;
+        if (failures === 0) {
+          log.append("M5", "problem", { what: "M5", why: "no sealed case fails: there is nothing to repair" });
+          return;
+        }
+        const supported = loop.verified
+          .filter((v) => v.verdict === "SUPPORTED")
+          .map((v) => ({ v, h: loop.hypotheses.find((h) => h.id === v.id)! }))
+          .sort((a, b) => a.v.association.p - b.v.association.p || b.v.weight - a.v.weight);
+        const best = supported[0]?.h ?? null;
+        const ctx = {
+          store: o.store,
+          model: o.model,
+          dataset,
+          evaluators: o.evaluators,
+          images,
+          runId: o.runId,
+          ...(o.maxNewTokens ? { maxNewTokens: o.maxNewTokens } : {}),
+          ...(o.concurrency ? { concurrency: o.concurrency } : {}),
+          ...(o.signal ? { signal: o.signal } : {}),
+          closes,
+        };
+        // Mechanism test: write the internal the best attention hypothesis names, in the direction that should reduce failures.
+        const done = new Set<string>();
+        const attentionH = supported.map((s) => s.h).find((h) => WRITABLE_ATTENTION.test(h.signal));
+        const mechanism = attentionH !== undefined && o.model.capabilities.has("attention_write");
+        // One α budget over M5: the mechanism test (when there is one) first, at α/2; the ladder shares the rest,
+        // and gets the mechanism test's half too when it confirms (m5Budget).
+        const explored = new Set(loop.explore.ids);
+        const l4 =
+          maxTier === "L4" && o.l4
+            ? o.l4({
+                cases: loop.explore.ids.map((id) => byId.get(id)!.case),
+                sealed: new Set(probed.map((p) => p.case.id).filter((id) => !explored.has(id))),
+              })
+            : undefined;
+        const planned = plannedCandidates(o.model, cases, {
+          minTier,
+          maxTier,
+          ...(o.decodeImage ? { decodeImage: o.decodeImage } : {}),
+          ...(l4 ? { l4 } : {}),
+        }).planned.length;
+        const budget = m5Budget(alpha, planned, mechanism);
+        const gamma = budget.mechanism;
+        let confirmed = false;
+        const baselineOutputs = new Map(sealed.ids.map((id) => [id, byId.get(id)!.output]));
+        let imageBiasSign: 1 | -1 | undefined;
+        if (!best) {
+          log.append("M5", "problem", {
+            what: "mechanism test",
+            why: "no hypothesis was SUPPORTED, so there is no mechanism to test; the repairs below are untargeted",
+          });
+        } else if (!attentionH || !o.model.capabilities.has("attention_write")) {
+          log.append("M5", "problem", {
+            what: "mechanism test",
+            why: attentionH
+              ? "the model exposes no attention_write input"
+              : `no supported hypothesis names an attention mechanism this runtime can write (best: ${best.id} on ${best.signal})`,
+          });
+        } else {
+          const tested = await testMechanism(ctx, attentionH, { cases, baseline, baselineOutputs }, gamma, log, {
+            eMethod: `γ = α/2 = ${gamma.toPrecision(3)} (${planned} candidates share the other half)`,
+            cases: casesNote,
+          });
+          done.add(tested.signature);
+          confirmed = tested.causal;
+          imageBiasSign = tested.imageBiasSign;
+        }
+        const ladderAlpha = budget.ladder(confirmed);
+        await climb(ctx, cases, baseline, log, {
+          minTier,
+          maxTier,
+          alpha: ladderAlpha,
+          ...(mechanism
+            ? {
+                budgetNote: `α = ${alpha} over M5: the mechanism test at γ = α/2 = ${Number((alpha / 2).toPrecision(3))}; the ${planned} candidates share ${confirmed ? `all of α (the mechanism test confirmed and passed its half on)` : "the other half"}, γ = ${Number((ladderAlpha / Math.max(1, planned)).toPrecision(3))} each`,
+              }
+            : {}),
+          ...(o.decodeImage ? { decodeImage: o.decodeImage } : {}),
+          ...(imageBiasSign ? { imageBiasSign } : {}),
+          ...(l4 ? { l4 } : {}),
+          hypothesis: best ? { id: best.id, signal: best.signal, mechanism: best.mechanism } : null,
+          done,
+          baselineOutputs,
+          casesNote,
+          // The L4 recipe's data is drawn like the exploration failures: the diagnosis-only pool, never a sealed case.
+          recipe: {
+            mechanismConfirmed: confirmed,
+            pool: loop.explore.ids.filter((_, i) => loop.explore.failed[i]).map((id) => byId.get(id)!.case),
+            poolPassing: loop.explore.failed.filter((f) => !f).length,
+          },
         });
-      } else if (!attentionH || !o.model.capabilities.has("attention_write")) {
-        log.append("M5", "problem", {
-          what: "mechanism test",
-          why: attentionH
-            ? "the model exposes no attention_write input"
-            : `no supported hypothesis names an attention mechanism this runtime can write (best: ${best.id} on ${best.signal})`,
-        });
-      } else {
-        const tested = await testMechanism(ctx, attentionH, { cases, baseline, baselineOutputs }, gamma, log, {
-          eMethod: `γ = α/2 = ${gamma.toPrecision(3)} (${planned} candidates share the other half)`,
-          cases: casesNote,
-        });
-        done.add(tested.signature);
-        confirmed = tested.causal;
-        imageBiasSign = tested.imageBiasSign;
-      }
-      const ladderAlpha = budget.ladder(confirmed);
-      await climb(ctx, cases, baseline, log, {
-        minTier,
-        maxTier,
-        alpha: ladderAlpha,
-        ...(mechanism
-          ? {
-              budgetNote: `α = ${alpha} over M5: the mechanism test at γ = α/2 = ${Number((alpha / 2).toPrecision(3))}; the ${planned} candidates share ${confirmed ? `all of α (the mechanism test confirmed and passed its half on)` : "the other half"}, γ = ${Number((ladderAlpha / Math.max(1, planned)).toPrecision(3))} each`,
-            }
-          : {}),
-        ...(o.decodeImage ? { decodeImage: o.decodeImage } : {}),
-        ...(imageBiasSign ? { imageBiasSign } : {}),
-        ...(l4 ? { l4 } : {}),
-        hypothesis: best ? { id: best.id, signal: best.signal, mechanism: best.mechanism } : null,
-        done,
-        baselineOutputs,
-        casesNote,
-        // The L4 recipe's data is drawn like the exploration failures: the diagnosis-only pool, never a sealed case.
-        recipe: {
-          mechanismConfirmed: confirmed,
-          pool: loop.explore.ids.filter((_, i) => loop.explore.failed[i]).map((id) => byId.get(id)!.case),
-          poolPassing: loop.explore.failed.filter((f) => !f).length,
-        },
-      });
-    });
+      }),
+    );
   }
   // The cases behind each hypothesis (exploration split only), with their images and attention, for the report.
   const maps = log.find("probe.finished")?.payload.maps as { rows: number; cols: number } | undefined;

@@ -17,6 +17,7 @@ import { extractYesNo, runEval, type Evaluator } from "../evals/index.ts";
 import { binomialCdf, tCdf } from "../stats/distributions.ts";
 import { clusterMean } from "../stats/index.ts";
 import type { Store } from "../store/index.ts";
+import type { ClosesBehind } from "./closes-behind.ts";
 import { cellCentre, zoom } from "./crop.ts";
 import { thresholdE } from "./evalue.ts";
 import type { EventLog } from "./events.ts";
@@ -426,6 +427,8 @@ export interface RepairContext {
   /** Model calls kept in flight (default 1): more only pays when the model runs calls side by side (several workers). */
   readonly concurrency?: number;
   readonly signal?: AbortSignal;
+  /** Given, each candidate run's end is recorded behind the next candidate's judging; the caller settles them. */
+  readonly closes?: ClosesBehind;
 }
 
 function slug(signature: string): string {
@@ -448,6 +451,7 @@ export async function runCandidate(
   cases: readonly FailureCase[],
 ): Promise<CandidateRun> {
   const runId = `${ctx.runId}-m5-${slug(candidate.signature)}`;
+  ctx.closes?.check();
   const existing = await ctx.store.getRun(runId);
   const ran =
     existing?.status === "finished"
@@ -466,6 +470,7 @@ export async function runCandidate(
           ...(ctx.concurrency ? { concurrency: ctx.concurrency } : {}),
           modelIdentity: { key: `${ctx.model.spec.key}+${candidate.signature}` },
           ...(ctx.signal ? { signal: ctx.signal } : {}),
+          ...(ctx.closes ? { closeBehind: (closed: Promise<void>) => ctx.closes!.add(closed) } : {}),
         });
   if (ctx.signal?.aborted) throw new Error("cancelled during M5");
   // The items the run just stored come back with it; a run finished earlier (a resume) is read back.

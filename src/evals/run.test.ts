@@ -24,7 +24,10 @@ const cases: FailureCase[] = Array.from({ length: 10 }, (_, i) => ({
 }));
 
 /** `store` with some of its methods replaced (a slow or failing disk). */
-function withMethods(store: FileStore, replaced: Partial<Pick<FileStore, "appendItems" | "createRun">>): FileStore {
+function withMethods(
+  store: FileStore,
+  replaced: Partial<Pick<FileStore, "appendItems" | "createRun" | "updateRun">>,
+): FileStore {
   return new Proxy(store, {
     get: (target, key) =>
       (replaced as Record<PropertyKey, unknown>)[key] ??
@@ -175,6 +178,48 @@ describe("runEval", () => {
     await expect(
       runEval({ store, dataset: { id: "toy", cases }, model: second, evaluators: [yesNo()], lock, runId: "x" }),
     ).rejects.toThrow("runEval(): the lock given is for run 'held', not for 'x'");
+  });
+
+  it("with closeBehind, returns once every item is stored and records the run's end behind, keeping the lock until then", async () => {
+    const model = new ScriptedModel((p) => (p.match(/[13579]$/) ? "yes" : "no"));
+    const other = await FileStore.open(dir); // a second process on the same store
+    /** runEval on a store whose "finished" status write first waits for `finishing` (or throws what it throws). */
+    const endingWith = async (runId: string, finishing: () => Promise<void>) => {
+      let closed: Promise<void> | undefined;
+      const updateRun: FileStore["updateRun"] = async (id, changes) => {
+        if (changes.status === "finished") await finishing();
+        return store.updateRun(id, changes);
+      };
+      const result = await runEval({
+        store: withMethods(store, { updateRun }),
+        dataset: { id: "toy", cases },
+        model,
+        evaluators: [yesNo()],
+        runId,
+        closeBehind: (c) => (closed = c),
+      });
+      return { ...result, closed: closed! };
+    };
+    let letFinish!: () => void;
+    const finishing = new Promise<void>((done) => (letFinish = done));
+    const { run, items, closed } = await endingWith("behind", () => finishing);
+    expect(run.status).toBe("finished");
+    expect(items).toHaveLength(10);
+    // Returned with every item stored, the run not yet marked finished, and its writer lock still held.
+    expect((await store.items("behind")).map((i) => i.index)).toEqual(Array.from({ length: 10 }, (_, i) => i));
+    expect((await store.getRun("behind"))!.status).toBe("running");
+    expect(await other.runLockHolder("behind")).toEqual(expect.any(String));
+    letFinish();
+    await closed;
+    expect((await store.getRun("behind"))!).toMatchObject({ status: "finished", summary: expect.any(Object) });
+    expect((await store.events("behind")).map((e) => e.type)).toEqual(["eval.plan", "eval.finished"]);
+    expect(await other.runLockHolder("behind")).toBeUndefined();
+
+    // A store that fails to record the end rejects `closed` (not runEval), and lets the lock go all the same.
+    const failed = await endingWith("behind-2", () => Promise.reject(new Error("disk full")));
+    await expect(failed.closed).rejects.toThrow("disk full");
+    expect((await store.getRun("behind-2"))!.status).toBe("running");
+    expect(await other.runLockHolder("behind-2")).toBeUndefined();
   });
 
   it("writes behind the judging: a slow store batches the items judged meanwhile, each stored once; a failed write fails the run", async () => {

@@ -59,6 +59,14 @@ export interface RunEvalOptions {
   readonly codeVersion?: string;
   readonly evalrxVersion?: string;
   readonly onProgress?: (progress: Progress) => void;
+  /**
+   * Given, runEval returns as soon as every item is stored, and recording the run's end — its summary event, then
+   * its finished (or cancelled) status — and letting go of its writer lock go on behind: `closeBehind` gets the
+   * promise of that, which settles once it is done and rejects with the store's error. The caller waits for it
+   * before it counts the run as finished in the store. A loop of runs (an investigation's repair candidates) judges
+   * the next run meanwhile: in the page each end was three round trips the model worker sat idle through.
+   */
+  readonly closeBehind?: (closed: Promise<void>) => void;
   /** Extra fields kept in the run's config (e.g. the eval config file it came from). */
   readonly extraConfig?: Readonly<Record<string, unknown>>;
   /** The clock (tests); default `new Date()`. */
@@ -229,14 +237,26 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunResult> {
   if (options.lock && wanted !== undefined && options.lock.runId !== wanted)
     throw new Error(`runEval(): the lock given is for run '${options.lock.runId}', not for '${wanted}'`);
   const lock = options.lock ?? (await lockNewOrNamed(store, wanted, evalKey, now));
+  const release = async () => {
+    if (!options.lock) await lock.release();
+  };
+  let closed: Promise<void> | undefined;
   try {
-    return await judgeRun(
+    const { result, recorded } = await judgeRun(
       options,
       { cases, repeats, concurrency, gen, now, fingerprint, evalKey, config, total },
       lock.runId,
     );
+    if (!options.closeBehind) {
+      await recorded;
+      return result;
+    }
+    // The lock is let go only once the run's end is recorded: no other writer gets in between.
+    closed = recorded.finally(release);
+    options.closeBehind(closed);
+    return result;
   } finally {
-    if (!options.lock) await lock.release();
+    if (!closed) await release();
   }
 }
 
@@ -282,7 +302,7 @@ async function lockNewOrNamed(
 }
 
 /** Judges every pending item of the run `runId` (new or resumed) while holding its lock. */
-async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Promise<EvalRunResult> {
+async function judgeRun(options: RunEvalOptions, plan: Plan, runId: string): Promise<RunEnd> {
   const { store, dataset, model, evaluators } = options;
   const { cases, repeats, concurrency, gen, now, fingerprint, evalKey, config, total } = plan;
   let record: RunRecord;
@@ -515,11 +535,17 @@ function planDifferences(before: Fingerprint, now: Fingerprint): string[] {
   return out;
 }
 
+/** A judged run: what it found, and the recording of its end in the store, under way. */
+interface RunEnd {
+  readonly result: EvalRunResult;
+  readonly recorded: Promise<void>;
+}
+
 /**
- * Summarises a run's items and records the end of the run: its status,
+ * Summarises a run's items and starts recording the end of the run: its status,
  * finish time and summary, and a summary event whose payload gains the pass rate.
  */
-async function closeRun(
+function closeRun(
   store: Store,
   record: RunRecord,
   status: RunRecord["status"],
@@ -527,17 +553,19 @@ async function closeRun(
   evaluators: readonly Evaluator[],
   now: () => Date,
   event: { readonly type: string; readonly payload: Readonly<Record<string, unknown>> },
-): Promise<EvalRunResult> {
+): RunEnd {
   const finishedAt = now().toISOString();
   const view = runView({ ...record, status, finishedAt }, items);
   const summary = summarize(view, evaluators);
   const stored = summary as unknown as Record<string, unknown>;
   // The summary event first, the status last: a run marked finished holds everything it reports.
-  await store.appendEvents(record.id, [
-    { stage: "summary", schema: 1, type: event.type, payload: { ...event.payload, pass: summary.pass } },
-  ]);
-  await store.updateRun(record.id, { status, finishedAt, summary: stored });
-  return { run: { ...view, summary: stored }, summary, items };
+  const recorded = (async () => {
+    await store.appendEvents(record.id, [
+      { stage: "summary", schema: 1, type: event.type, payload: { ...event.payload, pass: summary.pass } },
+    ]);
+    await store.updateRun(record.id, { status, finishedAt, summary: stored });
+  })();
+  return { result: { run: { ...view, summary: stored }, summary, items }, recorded };
 }
 
 /**
@@ -657,8 +685,10 @@ export async function rescore(
   }
   const total = config.cases.length * config.repeats;
   await store.appendItems(id, rescored, { done: rescored.length, total, updatedAt: now().toISOString() });
-  return closeRun(store, record, original.status, rescored, evaluators, now, {
+  const { result, recorded } = closeRun(store, record, original.status, rescored, evaluators, now, {
     type: "eval.rescored",
     payload: { rescoreOf: runId },
   });
+  await recorded;
+  return result;
 }
